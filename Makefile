@@ -1,0 +1,53 @@
+# The two commands a new user needs: `make run` and `make test`.
+# Each creates (or reuses) .venv and installs what it needs.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+GRAPHMEM := $(VENV)/bin/graphmem
+STAMP := $(VENV)/.graphmem-installed
+
+.PHONY: install run test neo4j-start neo4j-stop bench bench-quick eval eval-quick clean
+
+$(STAMP): pyproject.toml
+	@echo "==> creating $(VENV) and installing graphmem (first run takes a few minutes)"
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install --disable-pip-version-check -q --upgrade pip
+	@$(PY) -m pip install --disable-pip-version-check -q -e ".[test,bench]"
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+neo4j-start: install
+	@$(GRAPHMEM) neo4j start
+
+neo4j-stop: install
+	@$(GRAPHMEM) neo4j stop
+
+## Starts Neo4j, loads the demo through the API, prints the blocks and keeps serving on 127.0.0.1:8000.
+run: install
+	@$(GRAPHMEM) demo --serve
+
+## Starts Neo4j if needed and runs the whole test suite against it.
+test: install
+	@$(GRAPHMEM) neo4j start
+	@$(PY) -m pytest -q $(PYTEST_ARGS)
+
+bench: install
+	@$(GRAPHMEM) neo4j start
+	@$(PY) -m bench.run_all
+
+bench-quick: install
+	@$(GRAPHMEM) neo4j start
+	@$(PY) -m bench.run_all --quick
+
+eval: install
+	@$(GRAPHMEM) neo4j start
+	@$(PY) -m eval.run_all
+
+eval-quick: install
+	@$(GRAPHMEM) neo4j start
+	@$(PY) -m eval.run_all --quick
+
+clean:
+	rm -rf $(VENV) launcher/target .pytest_cache

@@ -1,0 +1,117 @@
+// Ingest: one transaction per call. The user node is locked first, so concurrent
+// calls for one user are serialised and counts recomputed from mentions stay exact.
+
+// name: ingest_lock_user
+// Creates tenant and user if needed and bumps the user's graph version (takes the user's write lock).
+MERGE (t:Tenant {id: $tenant})
+  ON CREATE SET t.created_at = datetime()
+MERGE (u:User {tenant: $tenant, id: $user_id})
+  ON CREATE SET u.created_at = datetime(), u.version = 0, u.name = $user_id
+MERGE (t)-[:HAS_USER]->(u)
+SET u.version = u.version + 1, u.updated_at = datetime()
+RETURN u.version AS version;
+
+// name: ingest_existing_turns
+// Which of these turn ids are already stored for the user (a re-sent turn is a no-op).
+UNWIND $turn_ids AS turn_id
+MATCH (t:Turn {tenant: $tenant, user_id: $user_id, id: turn_id})
+RETURN t.id AS turn_id;
+
+// name: ingest_write_turns
+// Stores new raw turns under their session. Turn text is written once and never updated.
+MATCH (u:User {tenant: $tenant, id: $user_id})
+MERGE (s:Session {tenant: $tenant, user_id: $user_id, id: $session_id})
+  ON CREATE SET s.started_at = datetime($turns[0].ts), s.last_at = datetime($turns[0].ts), s.name = $session_id
+MERGE (u)-[:HAD_SESSION]->(s)
+WITH s
+UNWIND $turns AS row
+CREATE (t:Turn {
+  tenant: $tenant, user_id: $user_id, session_id: $session_id, id: row.turn_id,
+  role: row.role, text: row.text, ts: datetime(row.ts), language: row.language,
+  tokens: row.tokens, ingested_at: datetime()
+})
+CREATE (s)-[:HAS_TURN]->(t)
+WITH s, min(t.ts) AS first_ts, max(t.ts) AS last_ts, count(t) AS written
+SET s.started_at = CASE WHEN first_ts < s.started_at THEN first_ts ELSE s.started_at END,
+    s.last_at = CASE WHEN last_ts > s.last_at THEN last_ts ELSE s.last_at END
+RETURN written;
+
+// name: ingest_merge_concepts
+// Creates tenant concepts first seen in conversation; catalog concepts keep their catalog data.
+UNWIND $concepts AS row
+MERGE (c:Concept {tenant: $tenant, key: row.key})
+  ON CREATE SET c.name = row.name, c.type = row.type, c.language = row.language,
+                c.in_catalog = false, c.critical = false, c.aliases = [], c.aliases_text = '',
+                c.created_at = datetime()
+RETURN count(c) AS concepts;
+
+// name: ingest_mentions
+// Provenance of each concept mention: turn, span, extractor, confidence, role, time.
+UNWIND $mentions AS row
+MATCH (t:Turn {tenant: $tenant, user_id: $user_id, id: row.turn_id})
+MATCH (c:Concept {tenant: $tenant, key: row.key})
+CREATE (t)-[:MENTIONS {
+  start: row.start, end: row.end, surface: row.surface, extractor: row.extractor,
+  confidence: row.confidence, role: row.role, ts: datetime(row.ts), session_id: t.session_id
+}]->(c)
+RETURN count(*) AS mentions;
+
+// name: ingest_stances
+// The user's stance toward a concept as stated in one turn (later turns supersede earlier ones).
+UNWIND $stances AS row
+MATCH (t:Turn {tenant: $tenant, user_id: $user_id, id: row.turn_id})
+MATCH (c:Concept {tenant: $tenant, key: row.key})
+CREATE (t)-[:EXPRESSES {
+  stance: row.stance, start: row.start, end: row.end, cue: row.cue,
+  confidence: row.confidence, ts: datetime(row.ts), seq: row.seq
+}]->(c)
+RETURN count(*) AS stances;
+
+// name: ingest_relations
+// A relation extracted from this user's conversation; owned by the user, invisible to others.
+UNWIND $relations AS row
+MATCH (a:Concept {tenant: $tenant, key: row.source_key})
+MATCH (b:Concept {tenant: $tenant, key: row.target_key})
+MERGE (a)-[r:__REL_TYPE__ {owner: $owner}]->(b)
+  ON CREATE SET r.scope = 'user', r.tenant = $tenant, r.user_id = $user_id, r.turn_ids = [],
+                r.extractors = [], r.cues = [], r.confidence = 0.0, r.created_at = datetime()
+SET r.turn_ids = r.turn_ids + row.turn_id,
+    r.extractors = CASE WHEN row.extractor IN r.extractors THEN r.extractors ELSE r.extractors + row.extractor END,
+    r.cues = CASE WHEN row.cue IN r.cues THEN r.cues ELSE r.cues + row.cue END,
+    r.confidence = CASE WHEN row.confidence > r.confidence THEN row.confidence ELSE r.confidence END,
+    r.count = size(r.turn_ids) + 1, r.updated_at = datetime()
+RETURN count(r) AS relations;
+
+// name: ingest_refresh_interests
+// Recomputes the user's interest in each touched concept from the stored mentions (idempotent by construction).
+UNWIND $keys AS key
+MATCH (u:User {tenant: $tenant, id: $user_id})
+MATCH (c:Concept {tenant: $tenant, key: key})
+MERGE (i:Interest {tenant: $tenant, user_id: $user_id, key: key})
+  ON CREATE SET i.created_at = datetime(), i.tier = 'related', i.weight = 0.0,
+                i.initial_weight = 0.0, i.propagated_weight = 0.0
+MERGE (u)-[:HAS_INTEREST]->(i)
+MERGE (i)-[:ABOUT]->(c)
+WITH i, c
+CALL (c) {
+  OPTIONAL MATCH (t:Turn {tenant: $tenant, user_id: $user_id})-[m:MENTIONS]->(c)
+  WITH t, m ORDER BY m.ts, t.id, m.start
+  RETURN count(m) AS mentions,
+         sum(CASE WHEN m.role = 'user' THEN 1 ELSE 0 END) AS user_mentions,
+         sum(CASE WHEN m.role = 'assistant' THEN 1 ELSE 0 END) AS assistant_mentions,
+         min(m.ts) AS first_seen, max(m.ts) AS last_seen,
+         collect(m.ts.epochMillis / 1000.0) AS mention_ts,
+         collect(m.role) AS mention_roles,
+         collect(DISTINCT t.session_id) AS sessions,
+         collect(DISTINCT t.id) AS turn_ids
+}
+CALL (c) {
+  OPTIONAL MATCH (t:Turn {tenant: $tenant, user_id: $user_id})-[e:EXPRESSES]->(c)
+  WITH e ORDER BY e.ts DESC, e.seq DESC
+  RETURN collect(e.stance)[0] AS stance, collect(e.ts)[0] AS stance_at
+}
+SET i.name = c.name, i.mentions = mentions, i.user_mentions = user_mentions,
+    i.assistant_mentions = assistant_mentions, i.first_seen = first_seen, i.last_seen = last_seen,
+    i.mention_ts = mention_ts, i.mention_roles = mention_roles, i.sessions = sessions,
+    i.evidence = turn_ids[-20..], i.stance = stance, i.stance_at = stance_at
+RETURN count(i) AS interests;

@@ -1,0 +1,57 @@
+// Schema: uniqueness constraints and indexes, applied idempotently at start-up.
+
+// name: schema_tenant_id
+// One node per tenant.
+CREATE CONSTRAINT tenant_id IF NOT EXISTS FOR (t:Tenant) REQUIRE t.id IS UNIQUE;
+
+// name: schema_user_key
+// A user id is unique within its tenant.
+CREATE CONSTRAINT user_key IF NOT EXISTS FOR (u:User) REQUIRE (u.tenant, u.id) IS UNIQUE;
+
+// name: schema_session_key
+// A session id is unique within its user.
+CREATE CONSTRAINT session_key IF NOT EXISTS FOR (s:Session) REQUIRE (s.tenant, s.user_id, s.id) IS UNIQUE;
+
+// name: schema_turn_key
+// A turn id is unique within its user: this is what makes a re-sent turn a no-op.
+CREATE CONSTRAINT turn_key IF NOT EXISTS FOR (t:Turn) REQUIRE (t.tenant, t.user_id, t.id) IS UNIQUE;
+
+// name: schema_concept_key
+// A concept is scoped to a tenant and identified by its normalised key.
+CREATE CONSTRAINT concept_key IF NOT EXISTS FOR (c:Concept) REQUIRE (c.tenant, c.key) IS UNIQUE;
+
+// name: schema_interest_key
+// One interest node per user and concept.
+CREATE CONSTRAINT interest_key IF NOT EXISTS FOR (i:Interest) REQUIRE (i.tenant, i.user_id, i.key) IS UNIQUE;
+
+// name: schema_run_id
+// Compaction runs are addressed by id.
+CREATE CONSTRAINT compaction_run_id IF NOT EXISTS FOR (r:CompactionRun) REQUIRE r.id IS UNIQUE;
+
+// name: schema_summary_key
+// One related_to_core_topics summary per user.
+CREATE CONSTRAINT summary_key IF NOT EXISTS FOR (s:Summary) REQUIRE (s.tenant, s.user_id) IS UNIQUE;
+
+// name: schema_turn_user_index
+// Loading a user's turns by tenant and user.
+CREATE INDEX turn_user IF NOT EXISTS FOR (t:Turn) ON (t.tenant, t.user_id);
+
+// name: schema_interest_user_index
+// Loading a user's interests by tenant and user.
+CREATE INDEX interest_user IF NOT EXISTS FOR (i:Interest) ON (i.tenant, i.user_id);
+
+// name: schema_concept_tenant_index
+// Listing a tenant's concepts.
+CREATE INDEX concept_tenant IF NOT EXISTS FOR (c:Concept) ON (c.tenant);
+
+// name: schema_concept_fulltext
+// Full-text search over concept names and aliases (focus text -> concepts).
+CREATE FULLTEXT INDEX concept_names IF NOT EXISTS FOR (c:Concept) ON EACH [c.name, c.aliases_text];
+
+// name: schema_list_constraints
+// What the schema holds now (for checks and the readiness probe).
+SHOW CONSTRAINTS YIELD name, type, labelsOrTypes, properties RETURN name, type, labelsOrTypes, properties ORDER BY name;
+
+// name: schema_list_indexes
+// Indexes, with their state.
+SHOW INDEXES YIELD name, type, state, labelsOrTypes, properties RETURN name, type, state, labelsOrTypes, properties ORDER BY name;

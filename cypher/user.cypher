@@ -1,0 +1,201 @@
+// Reading and maintaining one user's graph. Every statement takes $tenant and $user_id.
+
+// name: user_version
+// The user's graph version (bumped by every write) and the tenant's catalog version, for caching.
+OPTIONAL MATCH (u:User {tenant: $tenant, id: $user_id})
+OPTIONAL MATCH (t:Tenant {id: $tenant})
+RETURN u.version AS version, coalesce(t.catalog_version, 0) AS catalog_version, u IS NOT NULL AS exists;
+
+// name: user_bump_version
+// Marks the user's graph as changed and takes the user's write lock.
+MATCH (u:User {tenant: $tenant, id: $user_id})
+SET u.version = u.version + 1, u.updated_at = datetime()
+RETURN u.version AS version;
+
+// name: user_interests
+// The user's interest in each concept, with the concept's catalog facts.
+MATCH (i:Interest {tenant: $tenant, user_id: $user_id})-[:ABOUT]->(c:Concept)
+RETURN i.key AS key, c.name AS name, c.type AS type, c.in_catalog AS in_catalog, c.critical AS critical,
+       coalesce(i.user_mentions, 0) AS user_mentions, coalesce(i.assistant_mentions, 0) AS assistant_mentions,
+       i.stance AS stance, i.first_seen AS first_seen, i.last_seen AS last_seen,
+       coalesce(i.sessions, []) AS sessions, i.tier AS tier, i.compacted_at AS compacted_at,
+       coalesce(i.evidence, []) AS evidence, coalesce(i.mention_ts, []) AS mention_ts,
+       coalesce(i.mention_roles, []) AS mention_roles, i.weight AS weight;
+
+// name: user_edges_around
+// Relations visible to this user (the tenant's catalog and the user's own) touching the given concepts.
+UNWIND $keys AS key
+MATCH (a:Concept {tenant: $tenant, key: key})-[r:PREREQUISITE_OF|USES|REQUIRES|PART_OF|RELATED_TO]-(b:Concept)
+WHERE r.owner IN ['catalog', $owner]
+WITH DISTINCT r
+RETURN startNode(r).key AS source, type(r) AS type, endNode(r).key AS target,
+       r.scope AS scope, coalesce(r.confidence, 1.0) AS confidence;
+
+// name: user_concepts_by_key
+// Concept facts for neighbours the user has not mentioned.
+UNWIND $keys AS key
+MATCH (c:Concept {tenant: $tenant, key: key})
+RETURN c.key AS key, c.name AS name, c.type AS type, c.in_catalog AS in_catalog, c.critical AS critical;
+
+// name: user_history_size
+// How many turns the user has and their token count (for the compaction ratio).
+MATCH (t:Turn {tenant: $tenant, user_id: $user_id})
+RETURN count(t) AS turns, coalesce(sum(t.tokens), 0) AS tokens;
+
+// name: user_write_weights
+// Writes ranked weights and tiers back; the tier is also a label (Core, Related, Compacted) for the Browser.
+UNWIND $rows AS row
+MATCH (u:User {tenant: $tenant, id: $user_id})
+MATCH (c:Concept {tenant: $tenant, key: row.key})
+MERGE (i:Interest {tenant: $tenant, user_id: $user_id, key: row.key})
+  ON CREATE SET i.created_at = datetime(), i.name = c.name, i.mentions = 0, i.user_mentions = 0,
+                i.assistant_mentions = 0, i.sessions = [], i.mention_ts = [], i.mention_roles = [],
+                i.evidence = []
+MERGE (u)-[:HAS_INTEREST]->(i)
+MERGE (i)-[:ABOUT]->(c)
+SET i.name = c.name, i.initial_weight = row.initial, i.propagated_weight = row.propagated,
+    i.weight = row.final, i.ranked_at = datetime(),
+    i.restored_at = CASE WHEN i.tier = 'compacted' AND row.tier <> 'compacted' THEN datetime() ELSE i.restored_at END,
+    i.compacted_at = CASE WHEN row.tier = 'compacted' THEN coalesce(i.compacted_at, datetime()) ELSE null END,
+    i.tier = row.tier
+REMOVE i:Core:Related:Compacted
+FOREACH (_ IN CASE WHEN row.tier = 'core' THEN [1] ELSE [] END | SET i:Core)
+FOREACH (_ IN CASE WHEN row.tier = 'related' THEN [1] ELSE [] END | SET i:Related)
+FOREACH (_ IN CASE WHEN row.tier = 'compacted' THEN [1] ELSE [] END | SET i:Compacted)
+RETURN count(i) AS written;
+
+// name: user_record_compaction
+// Records a compaction run and points the user's related_to_core_topics summary at what was folded.
+MATCH (u:User {tenant: $tenant, id: $user_id})
+CREATE (r:CompactionRun)
+SET r = $run, r.at = datetime($run.at), r.tenant = $tenant, r.user_id = $user_id
+CREATE (u)-[:HAD_COMPACTION]->(r)
+MERGE (s:Summary {tenant: $tenant, user_id: $user_id})
+  ON CREATE SET s.kind = 'related_to_core_topics', s.name = 'related_to_core_topics', s.created_at = datetime()
+MERGE (u)-[:HAS_SUMMARY]->(s)
+SET s.count = size($folded_keys), s.items = $folded_names, s.updated_at = datetime(), s.last_run = $run.id
+WITH s
+OPTIONAL MATCH (s)-[old:FOLDS]->()
+DELETE old
+WITH DISTINCT s
+UNWIND $folded_keys AS key
+MATCH (i:Interest {tenant: $tenant, user_id: $user_id, key: key})
+MERGE (s)-[:FOLDS]->(i)
+RETURN count(i) AS folded;
+
+// name: user_summary
+// The user's related_to_core_topics summary (what compaction folded away, restorable).
+MATCH (s:Summary {tenant: $tenant, user_id: $user_id})
+RETURN s.count AS count, s.items AS items, s.last_run AS last_run, s.updated_at AS updated_at;
+
+// name: user_compaction_runs
+// The user's compaction runs, newest first.
+MATCH (r:CompactionRun {tenant: $tenant, user_id: $user_id})
+RETURN r {.*} AS run
+ORDER BY r.at DESC
+LIMIT $limit;
+
+// name: user_concept_mentions
+// Every mention of one concept in the user's turns, with its span (for explanations).
+MATCH (t:Turn {tenant: $tenant, user_id: $user_id})-[m:MENTIONS]->(c:Concept {tenant: $tenant, key: $key})
+RETURN t.id AS turn_id, t.session_id AS session_id, t.role AS role, m.start AS start, m.end AS end,
+       m.surface AS surface, m.extractor AS extractor, m.confidence AS confidence, m.ts AS ts
+ORDER BY m.ts, t.id, m.start;
+
+// name: user_concept_stances
+// Stance history for one concept, oldest first.
+MATCH (t:Turn {tenant: $tenant, user_id: $user_id})-[e:EXPRESSES]->(c:Concept {tenant: $tenant, key: $key})
+RETURN t.id AS turn_id, t.session_id AS session_id, e.stance AS stance, e.cue AS cue,
+       e.start AS start, e.end AS end, e.ts AS ts
+ORDER BY e.ts, e.seq;
+
+// name: user_concept_relations
+// The user's own extracted relations touching one concept, with the turns they came from.
+MATCH (a:Concept {tenant: $tenant, key: $key})-[r:PREREQUISITE_OF|USES|REQUIRES|PART_OF|RELATED_TO]-(b:Concept)
+WHERE r.owner IN ['catalog', $owner]
+RETURN startNode(r).key AS source, type(r) AS type, endNode(r).key AS target, r.scope AS scope,
+       coalesce(r.turn_ids, []) AS turn_ids, coalesce(r.extractors, []) AS extractors, r.confidence AS confidence;
+
+// name: user_turns
+// The user's raw turns in order (export).
+MATCH (t:Turn {tenant: $tenant, user_id: $user_id})
+RETURN t.id AS turn_id, t.session_id AS session_id, t.role AS role, t.text AS text, t.ts AS ts,
+       t.language AS language
+ORDER BY t.ts, t.id;
+
+// name: user_counts
+// Counts of everything a user owns (tests, export, erase checks).
+OPTIONAL MATCH (u:User {tenant: $tenant, id: $user_id})
+CALL (u) { OPTIONAL MATCH (t:Turn {tenant: $tenant, user_id: $user_id}) RETURN count(t) AS turns }
+CALL (u) { OPTIONAL MATCH (s:Session {tenant: $tenant, user_id: $user_id}) RETURN count(s) AS sessions }
+CALL (u) { OPTIONAL MATCH (i:Interest {tenant: $tenant, user_id: $user_id}) RETURN count(i) AS interests }
+CALL (u) { OPTIONAL MATCH (:Turn {tenant: $tenant, user_id: $user_id})-[m:MENTIONS]->() RETURN count(m) AS mentions }
+CALL (u) { OPTIONAL MATCH (:Turn {tenant: $tenant, user_id: $user_id})-[e:EXPRESSES]->() RETURN count(e) AS stances }
+CALL (u) { OPTIONAL MATCH (:Concept {tenant: $tenant})-[r]->(:Concept) WHERE r.owner = $owner RETURN count(r) AS relations }
+CALL (u) { OPTIONAL MATCH (r:CompactionRun {tenant: $tenant, user_id: $user_id}) RETURN count(r) AS compaction_runs }
+RETURN u IS NOT NULL AS exists, turns, sessions, interests, mentions, stances, relations, compaction_runs;
+
+// name: user_list
+// A tenant's users.
+MATCH (u:User {tenant: $tenant})
+RETURN u.id AS user_id, u.version AS version
+ORDER BY u.id
+LIMIT $limit;
+
+// name: user_forget_concept
+// "Forget X": removes the user's mentions, stances, interest and own relations for one concept. Turns stay.
+MATCH (c:Concept {tenant: $tenant, key: $key})
+CALL (c) {
+  OPTIONAL MATCH (:Turn {tenant: $tenant, user_id: $user_id})-[m:MENTIONS|EXPRESSES]->(c)
+  DELETE m
+  RETURN count(m) AS provenance
+}
+CALL (c) {
+  OPTIONAL MATCH (c)-[r]-(:Concept)
+  WHERE r.owner = $owner
+  DELETE r
+  RETURN count(r) AS relations
+}
+CALL (c) {
+  OPTIONAL MATCH (i:Interest {tenant: $tenant, user_id: $user_id, key: $key})
+  DETACH DELETE i
+  RETURN count(i) AS interests
+}
+RETURN provenance, relations, interests;
+
+// name: user_erase_turns
+// Right to be forgotten, step 1: the user's turns, sessions and everything hanging off them.
+OPTIONAL MATCH (t:Turn {tenant: $tenant, user_id: $user_id})
+DETACH DELETE t
+RETURN count(t) AS turns;
+
+// name: user_erase_rest
+// Right to be forgotten, step 2: sessions, interests, runs, summary, own relations and the user node.
+CALL () { OPTIONAL MATCH (s:Session {tenant: $tenant, user_id: $user_id}) DETACH DELETE s RETURN count(s) AS sessions }
+CALL () { OPTIONAL MATCH (i:Interest {tenant: $tenant, user_id: $user_id}) DETACH DELETE i RETURN count(i) AS interests }
+CALL () { OPTIONAL MATCH (r:CompactionRun {tenant: $tenant, user_id: $user_id}) DETACH DELETE r RETURN count(r) AS runs }
+CALL () { OPTIONAL MATCH (s:Summary {tenant: $tenant, user_id: $user_id}) DETACH DELETE s RETURN count(s) AS summaries }
+CALL () { OPTIONAL MATCH (:Concept {tenant: $tenant})-[r]->(:Concept) WHERE r.owner = $owner DELETE r RETURN count(r) AS relations }
+CALL () { OPTIONAL MATCH (u:User {tenant: $tenant, id: $user_id}) DETACH DELETE u RETURN count(u) AS users }
+RETURN sessions, interests, runs, summaries, relations, users;
+
+// name: concepts_delete_orphans
+// Concepts that came only from conversation and are no longer referenced by anyone are removed.
+MATCH (c:Concept {tenant: $tenant})
+WHERE c.key IN $keys AND NOT c.in_catalog AND NOT (c)--()
+DELETE c
+RETURN count(*) AS deleted;
+
+// name: concepts_search
+// Full-text lookup of concepts by name or alias within a tenant (focus text -> concepts).
+CALL db.index.fulltext.queryNodes('concept_names', $query) YIELD node, score
+WHERE node.tenant = $tenant
+RETURN node.key AS key, node.name AS name, score
+ORDER BY score DESC, key
+LIMIT $limit;
+
+// name: concepts_by_keys
+// Which of these keys exist as concepts of the tenant.
+UNWIND $keys AS key
+MATCH (c:Concept {tenant: $tenant, key: key})
+RETURN c.key AS key, c.name AS name;

