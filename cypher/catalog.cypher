@@ -5,6 +5,11 @@
 MATCH (t:Tenant {id: $tenant})
 RETURN t.catalog_json AS catalog_json, coalesce(t.catalog_version, 0) AS catalog_version;
 
+// name: catalog_version
+// The tenant's catalog version (0 without a catalog), to know when a cached extractor is stale.
+OPTIONAL MATCH (t:Tenant {id: $tenant})
+RETURN coalesce(t.catalog_version, 0) AS catalog_version;
+
 // name: catalog_begin_replace
 // Stores the catalog document, bumps its version and clears the previous catalog's relations and flags.
 MERGE (t:Tenant {id: $tenant})

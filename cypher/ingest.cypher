@@ -88,7 +88,7 @@ UNWIND $keys AS key
 MATCH (u:User {tenant: $tenant, id: $user_id})
 MATCH (c:Concept {tenant: $tenant, key: key})
 MERGE (i:Interest {tenant: $tenant, user_id: $user_id, key: key})
-  ON CREATE SET i.created_at = datetime(), i.tier = 'related', i.weight = 0.0,
+  ON CREATE SET i.created_at = datetime(), i.tier = 'related', i:Related, i.weight = 0.0,
                 i.initial_weight = 0.0, i.propagated_weight = 0.0
 MERGE (u)-[:HAS_INTEREST]->(i)
 MERGE (i)-[:ABOUT]->(c)

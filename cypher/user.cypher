@@ -44,24 +44,26 @@ RETURN count(t) AS turns, coalesce(sum(t.tokens), 0) AS tokens;
 
 // name: user_write_weights
 // Writes ranked weights and tiers back; the tier is also a label (Core, Related, Compacted) for the Browser.
+// A row without a tier keeps the stored one (concepts below the threshold wait for a compaction run).
 UNWIND $rows AS row
 MATCH (u:User {tenant: $tenant, id: $user_id})
 MATCH (c:Concept {tenant: $tenant, key: row.key})
 MERGE (i:Interest {tenant: $tenant, user_id: $user_id, key: row.key})
   ON CREATE SET i.created_at = datetime(), i.name = c.name, i.mentions = 0, i.user_mentions = 0,
                 i.assistant_mentions = 0, i.sessions = [], i.mention_ts = [], i.mention_roles = [],
-                i.evidence = []
+                i.evidence = [], i.tier = 'related'
 MERGE (u)-[:HAS_INTEREST]->(i)
 MERGE (i)-[:ABOUT]->(c)
+WITH i, c, row, coalesce(row.tier, i.tier, 'related') AS tier
 SET i.name = c.name, i.initial_weight = row.initial, i.propagated_weight = row.propagated,
     i.weight = row.final, i.ranked_at = datetime(),
-    i.restored_at = CASE WHEN i.tier = 'compacted' AND row.tier <> 'compacted' THEN datetime() ELSE i.restored_at END,
-    i.compacted_at = CASE WHEN row.tier = 'compacted' THEN coalesce(i.compacted_at, datetime()) ELSE null END,
-    i.tier = row.tier
+    i.restored_at = CASE WHEN i.tier = 'compacted' AND tier <> 'compacted' THEN datetime() ELSE i.restored_at END,
+    i.compacted_at = CASE WHEN tier = 'compacted' THEN coalesce(i.compacted_at, datetime()) ELSE null END,
+    i.tier = tier
 REMOVE i:Core:Related:Compacted
-FOREACH (_ IN CASE WHEN row.tier = 'core' THEN [1] ELSE [] END | SET i:Core)
-FOREACH (_ IN CASE WHEN row.tier = 'related' THEN [1] ELSE [] END | SET i:Related)
-FOREACH (_ IN CASE WHEN row.tier = 'compacted' THEN [1] ELSE [] END | SET i:Compacted)
+FOREACH (_ IN CASE WHEN tier = 'core' THEN [1] ELSE [] END | SET i:Core)
+FOREACH (_ IN CASE WHEN tier = 'related' THEN [1] ELSE [] END | SET i:Related)
+FOREACH (_ IN CASE WHEN tier = 'compacted' THEN [1] ELSE [] END | SET i:Compacted)
 RETURN count(i) AS written;
 
 // name: user_record_compaction

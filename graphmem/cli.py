@@ -3,11 +3,35 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from .errors import GraphmemError
 from .neo4j_server import LocalNeo4j, Neo4jServerError
 from .settings import get_settings
+
+if TYPE_CHECKING:
+    from .service import GraphMemory
+
+
+def _print_json(obj: Any) -> None:
+    print(json.dumps(obj, ensure_ascii=False, indent=2, default=str))
+
+
+def _memory() -> GraphMemory:
+    from .service import GraphMemory
+
+    settings = get_settings()
+    LocalNeo4j(settings).start()
+    memory = GraphMemory(settings)
+    memory.start()
+    return memory
+
+
+# -- neo4j ---------------------------------------------------------------------------
 
 
 def _cmd_neo4j(args: argparse.Namespace) -> int:
@@ -27,14 +51,194 @@ def _cmd_neo4j(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- service ------------------------------------------------------------------------------
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from api.app import create_app
+
+    settings = get_settings()
+    LocalNeo4j(settings).start()
+    uvicorn.run(create_app(settings), host=args.host or settings.host, port=args.port or settings.port,
+                log_level="info")
+    return 0
+
+
+def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if line.strip():
+                try:
+                    yield number, json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise GraphmemError(f"{path}:{number}: not valid JSON ({exc.msg})", code="INVALID_JSONL",
+                                        status=400) from None
+
+
+def _cmd_ingest(args: argparse.Namespace) -> int:
+    from .models import TurnIn
+
+    memory = _memory()
+    path = Path(args.file)
+    rows = list(_read_jsonl(path))
+    total, accepted, duplicates = len(rows), 0, 0
+    batch: list[TurnIn] = []
+    key: tuple[str, str] | None = None
+
+    def flush() -> None:
+        nonlocal accepted, duplicates, batch
+        if batch and key:
+            result = memory.ingest(args.tenant, key[0], key[1], batch)
+            accepted += len(result.accepted)
+            duplicates += len(result.duplicates)
+        batch = []
+
+    done = 0
+    for number, row in rows:
+        try:
+            user_id, session_id = str(row.pop("user_id")), str(row.pop("session_id"))
+            turn = TurnIn.model_validate(row)
+        except (KeyError, ValueError) as exc:
+            raise GraphmemError(f"{path}:{number}: a turn needs user_id, session_id, role and text ({exc})",
+                                code="INVALID_JSONL", status=400) from None
+        if key != (user_id, session_id) or len(batch) >= args.batch_size:
+            flush()
+            key = (user_id, session_id)
+        batch.append(turn)
+        done += 1
+        if done % 50 == 0 or done == total:
+            print(f"\ringesting {done}/{total} turns", end="", file=sys.stderr, flush=True)
+    flush()
+    print(file=sys.stderr)
+    # Re-running the same file is safe: stored turn ids are skipped (that is what makes it resumable).
+    print(f"{accepted} turns stored, {duplicates} already stored (skipped)")
+    return 0
+
+
+def _cmd_context(args: argparse.Namespace) -> int:
+    memory = _memory()
+    result = memory.context(args.tenant, args.user, focus=args.focus, scope=args.scope, max_tokens=args.max_tokens,
+                            fmt=args.format, evidence=args.evidence)
+    if args.json:
+        _print_json(result.to_dict())
+    else:
+        print(result.block)
+    return 0
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    _print_json(_memory().explain(args.tenant, args.user, args.concept))
+    return 0
+
+
+def _cmd_compact(args: argparse.Namespace) -> int:
+    memory = _memory()
+    users = memory.store.list_users(args.tenant, limit=100_000) if args.all else [args.user]
+    if not users or users == [None]:
+        raise GraphmemError("name a USER or pass --all", code="INVALID_INPUT", status=400)
+    for user in users:
+        run = memory.compact(args.tenant, user)
+        print(f"{user}: {run['concepts_before']} -> {run['concepts_after']} concepts, "
+              f"{run['compacted']} compacted, ratio {run.get('ratio')}"
+              + (f"  WARNING: {run['warning']}" if run.get("warning") else ""))
+    return 0
+
+
+def _cmd_catalog(args: argparse.Namespace) -> int:
+    from .extraction.catalog_io import load_catalog
+
+    memory = _memory()
+    if args.action == "load":
+        if not args.file:
+            raise GraphmemError("catalog load needs a FILE", code="INVALID_INPUT", status=400)
+        catalog = load_catalog(args.file, args.edges)
+        _print_json(memory.put_catalog(args.tenant, catalog))
+    else:
+        _print_json(memory.get_catalog(args.tenant))
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    _print_json(_memory().export(args.tenant, args.user))
+    return 0
+
+
+def _cmd_erase(args: argparse.Namespace) -> int:
+    _print_json(_memory().erase(args.tenant, args.user))
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    return run_demo(serve=args.serve, host=args.host, port=args.port)
+
+
 def build_parser() -> argparse.ArgumentParser:
+    settings = get_settings()
     parser = argparse.ArgumentParser(prog="graphmem", description="Graph memory for AI agents.")
     sub = parser.add_subparsers(dest="command", required=True)
+
+    def with_tenant(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        p.add_argument("--tenant", default=settings.default_tenant, help="tenant id (default: %(default)s)")
+        return p
 
     neo = sub.add_parser("neo4j", help="run the project's own Neo4j 5.26 server")
     neo.add_argument("action", choices=["start", "stop", "status", "build", "log"])
     neo.add_argument("--lines", type=int, default=40, help="log lines to show (log)")
     neo.set_defaults(func=_cmd_neo4j)
+
+    serve = sub.add_parser("serve", help="serve the HTTP API (starts Neo4j unless NEO4J_URI is set)")
+    serve.add_argument("--host", default=None)
+    serve.add_argument("--port", type=int, default=None)
+    serve.set_defaults(func=_cmd_serve)
+
+    ingest = with_tenant(sub.add_parser("ingest", help="ingest turns from a JSONL file (resumable by turn id)"))
+    ingest.add_argument("file", help="one turn per line: {user_id, session_id, turn_id?, role, text, ts?}")
+    ingest.add_argument("--batch-size", type=int, default=64)
+    ingest.set_defaults(func=_cmd_ingest)
+
+    ctx = with_tenant(sub.add_parser("context", help="print a user's context block"))
+    ctx.add_argument("user")
+    ctx.add_argument("--focus", default=None, help="the current question")
+    ctx.add_argument("--scope", default="learning", choices=["learning", "recommendation", "general"])
+    ctx.add_argument("--max-tokens", type=int, default=None)
+    ctx.add_argument("--format", default="xml", choices=["xml", "markdown", "json"])
+    ctx.add_argument("--evidence", action="store_true", help="add the supporting turn ids per item")
+    ctx.add_argument("--json", action="store_true", help="print the whole response as JSON")
+    ctx.set_defaults(func=_cmd_context)
+
+    explain = with_tenant(sub.add_parser("explain", help="explain one concept of a user's graph"))
+    explain.add_argument("user")
+    explain.add_argument("concept")
+    explain.set_defaults(func=_cmd_explain)
+
+    compact = with_tenant(sub.add_parser("compact", help="run compaction for a user or all users"))
+    compact.add_argument("user", nargs="?")
+    compact.add_argument("--all", action="store_true")
+    compact.set_defaults(func=_cmd_compact)
+
+    catalog = with_tenant(sub.add_parser("catalog", help="load or show the tenant's concept catalog"))
+    catalog.add_argument("action", choices=["load", "show"])
+    catalog.add_argument("file", nargs="?", help="JSON, YAML or CSV (concepts)")
+    catalog.add_argument("--edges", default=None, help="CSV of relations (with a concepts CSV)")
+    catalog.set_defaults(func=_cmd_catalog)
+
+    export = with_tenant(sub.add_parser("export", help="export everything about a user as JSON"))
+    export.add_argument("user")
+    export.set_defaults(func=_cmd_export)
+
+    erase = with_tenant(sub.add_parser("erase", help="erase everything about a user"))
+    erase.add_argument("user")
+    erase.set_defaults(func=_cmd_erase)
+
+    demo = sub.add_parser("demo", help="start Neo4j and the API, load the demo learners, print their blocks")
+    demo.add_argument("--serve", action="store_true", help="keep serving after the demo")
+    demo.add_argument("--host", default=settings.host)
+    demo.add_argument("--port", type=int, default=settings.port)
+    demo.set_defaults(func=_cmd_demo)
     return parser
 
 
@@ -46,6 +250,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Neo4jServerError as exc:
         print(f"graphmem: {exc}", file=sys.stderr)
         return 2
+    except GraphmemError as exc:
+        print(f"graphmem: {exc.code}: {exc.message}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

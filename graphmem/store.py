@@ -87,7 +87,7 @@ class WeightRow:
     initial: float
     propagated: float
     final: float
-    tier: Tier
+    tier: Tier | None  # None keeps the stored tier
 
 
 @dataclass(frozen=True)
@@ -365,7 +365,7 @@ class Neo4jStore:
     ) -> int:
         """Writes weights and tiers, and records a compaction run, in one transaction."""
         payload = [{"key": r.key, "initial": float(r.initial), "propagated": float(r.propagated),
-                    "final": float(r.final), "tier": r.tier.value} for r in rows]
+                    "final": float(r.final), "tier": r.tier.value if r.tier else None} for r in rows]
 
         def work(tx: ManagedTransaction) -> int:
             version = self._run(tx, "user_bump_version", **user.params())
@@ -476,6 +476,9 @@ class Neo4jStore:
         if not rows or not rows[0]["catalog_json"]:
             return None, int(rows[0]["catalog_version"]) if rows else 0
         return json.loads(rows[0]["catalog_json"]), int(rows[0]["catalog_version"])
+
+    def catalog_version(self, tenant: str) -> int:
+        return int(self.read_statement("catalog_version", tenant=tenant)[0]["catalog_version"])
 
     def catalog_concepts(self, tenant: str) -> list[dict[str, Any]]:
         return self.read_statement("catalog_concepts", tenant=tenant)

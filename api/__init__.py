@@ -1,0 +1,1 @@
+"""graphmem's HTTP API (FastAPI)."""

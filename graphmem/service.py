@@ -1,0 +1,487 @@
+"""The library entry point: ingest turns, answer context requests, explain, compact, forget.
+
+`GraphMemory` wires extraction, the store and the pure ranking / compaction /
+rendering functions together. It holds no user data itself except a cache of
+ranked user graphs, keyed by the graph version that every write bumps, so a
+context request for an unchanged graph never re-ranks.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from .compaction import CompactionConfig, CompactionPlan, assign_tiers, compaction_due, plan_compaction
+from .context import ContextConfig, ContextSelection, parse_scope, resolve_tag, select_context
+from .errors import CriticalCompressionFailure, InvalidInput, NotFound
+from .explain import explain_concept
+from .extraction.catalog_matcher import catalog_keys
+from .extraction.extractor import ConceptExtractor
+from .extraction.normalize import concept_key
+from .models import (
+    Catalog,
+    IngestResult,
+    Stance,
+    Tier,
+    TurnEditLog,
+    TurnExtraction,
+    TurnIn,
+    UserGraph,
+    clean_text,
+    derive_turn_id,
+    utc_now,
+)
+from .ranking import Ranking, RankingConfig, rank
+from .render import RenderedBlock, check_loop, render_block
+from .settings import Settings, get_settings
+from .store import CatalogRows, CompactionRecord, Neo4jStore, StoredTurn, UserRef, WeightRow
+from .tokens import TokenCounter
+
+log = logging.getLogger(__name__)
+
+FORMATS = ("xml", "markdown", "json")
+
+
+@dataclass(frozen=True)
+class RankedUser:
+    """A user's graph as last loaded and ranked, valid while the versions match."""
+
+    version: int
+    catalog_version: int
+    graph: UserGraph
+    ranking: Ranking
+    tiers: dict[str, Tier]
+
+
+@dataclass
+class ContextResult:
+    block: str
+    tokens: int
+    format: str
+    scope: str
+    tag: str
+    core_topics: list[str]
+    related_concepts: list[str]
+    knowledge_gaps: list[str]
+    current_topic: list[str]
+    avoid: list[str]
+    truncated: bool
+    dropped: int
+    evidence: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _check_id(value: str, what: str, max_length: int) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(f"{what} must be a non-empty string", code=f"INVALID_{what.upper()}")
+    if len(value) > max_length:
+        raise InvalidInput(f"{what} is longer than {max_length} characters", code=f"INVALID_{what.upper()}")
+    if clean_text(value) != value or "\n" in value or "\t" in value:
+        raise InvalidInput(f"{what} contains control characters or invalid code points",
+                           code=f"INVALID_{what.upper()}")
+    return value
+
+
+class GraphMemory:
+    """graphmem as a library: one instance per process."""
+
+    def __init__(self, settings: Settings | None = None, store: Neo4jStore | None = None) -> None:
+        self.settings = settings or get_settings()
+        self.store = store or Neo4jStore(self.settings)
+        self.ranking_config = RankingConfig.from_settings(self.settings)
+        self.compaction_config = CompactionConfig.from_settings(self.settings)
+        self.context_config = ContextConfig.from_settings(self.settings)
+        self.counter = TokenCounter(self.settings.token_encoding)
+        self._extractors: dict[str, tuple[int, ConceptExtractor]] = {}
+        self._ranked: OrderedDict[tuple[str, str], RankedUser] = OrderedDict()
+        self._locks: dict[tuple[str, str], threading.Lock] = {}
+        self._guard = threading.Lock()
+        self.schema_applied = False
+        self.models_loaded = False
+        # Timings of the last ingest, read by the API's metrics.
+        self.last_extraction_seconds = 0.0
+
+    # -- lifecycle ----------------------------------------------------------------
+
+    def start(self) -> None:
+        """Applies the schema and loads the spaCy pipelines (once per process)."""
+        self.store.apply_schema()
+        self.schema_applied = True
+        ConceptExtractor(None, self.settings).extract(["warm up the English pipeline", "预热中文分词"])
+        self.models_loaded = True
+
+    def close(self) -> None:
+        self.store.close()
+
+    def _user_lock(self, user: UserRef) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault((user.tenant, user.user_id), threading.Lock())
+
+    def user(self, tenant: str, user_id: str) -> UserRef:
+        _check_id(tenant, "tenant", self.settings.max_id_length)
+        _check_id(user_id, "user_id", self.settings.max_id_length)
+        return UserRef(tenant, user_id)
+
+    # -- catalog ---------------------------------------------------------------------
+
+    def extractor(self, tenant: str) -> ConceptExtractor:
+        catalog_version = self.store.catalog_version(tenant)
+        cached = self._extractors.get(tenant)
+        if cached and cached[0] == catalog_version:
+            return cached[1]
+        doc, version = self.store.get_catalog(tenant)
+        catalog = Catalog.model_validate(doc) if doc else None
+        extractor = ConceptExtractor(catalog, self.settings)
+        self._extractors[tenant] = (version, extractor)
+        return extractor
+
+    def put_catalog(self, tenant: str, catalog: Catalog) -> dict[str, Any]:
+        _check_id(tenant, "tenant", self.settings.max_id_length)
+        keys = catalog_keys(catalog)
+
+        def key_of(ref: str) -> str:
+            return keys.get(concept_key(ref)) or concept_key(ref)
+
+        concepts = []
+        for c in catalog.concepts:
+            concepts.append({
+                "key": concept_key(c.name), "name": c.name, "aliases": c.aliases,
+                "aliases_text": " | ".join(c.aliases), "type": c.type.value, "id": c.id, "url": c.url,
+                "critical": c.critical, "language": "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in c.name) else "en",
+            })
+        relations: dict[Any, list[dict[str, str]]] = {}
+        for r in catalog.relations:
+            relations.setdefault(r.type, []).append({"source_key": key_of(r.source), "target_key": key_of(r.target)})
+        version = self.store.replace_catalog(tenant, CatalogRows(catalog.model_dump_json(), concepts, relations))
+        self._extractors.pop(tenant, None)
+        return {"tenant": tenant, "catalog_version": version, "concepts": len(concepts),
+                "relations": sum(len(v) for v in relations.values())}
+
+    def get_catalog(self, tenant: str) -> dict[str, Any]:
+        doc, version = self.store.get_catalog(tenant)
+        return {"catalog_version": version, "catalog": doc or {"concepts": [], "relations": []}}
+
+    # -- ingest ------------------------------------------------------------------------
+
+    def ingest(self, tenant: str, user_id: str, session_id: str, turns: Sequence[TurnIn]) -> IngestResult:
+        """Extract → validate → store a batch of turns for one user, then re-rank.
+
+        Duplicate turn ids (already stored, or repeated in the batch) are no-ops.
+        When the call returns, the turns are committed.
+        """
+        user = self.user(tenant, user_id)
+        _check_id(session_id, "session_id", self.settings.max_id_length)
+        if not turns:
+            raise InvalidInput("turns must hold at least one turn", code="EMPTY_BATCH")
+        if len(turns) > self.settings.max_turns_per_call:
+            raise InvalidInput(f"at most {self.settings.max_turns_per_call} turns per call", code="BATCH_TOO_LARGE",
+                               status=413)
+        now = utc_now()
+        prepared: list[tuple[str, str, str, datetime]] = []
+        for i, t in enumerate(turns):
+            text = clean_text(t.text)
+            if not text.strip():
+                raise InvalidInput(f"turns[{i}].text is empty", code="EMPTY_TEXT")
+            if len(text) > self.settings.max_text_chars:
+                raise InvalidInput(f"turns[{i}].text has {len(text)} characters; the limit is "
+                                   f"{self.settings.max_text_chars}", code="TEXT_TOO_LONG", status=413)
+            # Keep batch order for turns without a timestamp.
+            ts = t.ts or (now + timedelta(microseconds=i))
+            if ts.tzinfo is None:
+                ts = ts.replace(tzinfo=now.tzinfo)
+            turn_id = t.turn_id if t.turn_id is not None else derive_turn_id(session_id, t.role, text, t.ts)
+            _check_id(turn_id, "turn_id", self.settings.max_id_length)
+            prepared.append((turn_id, t.role, text, ts))
+
+        # Skip extraction for turns already stored (the store re-checks inside its transaction).
+        known = self.store.existing_turn_ids(user, [p[0] for p in prepared])
+        fresh = [p for p in prepared if p[0] not in known]
+        extractor = self.extractor(tenant)
+        started = time.perf_counter()
+        extractions = extractor.extract([p[2] for p in fresh], [p[1] for p in fresh]) if fresh else []
+        self.last_extraction_seconds = time.perf_counter() - started
+        by_id: dict[str, TurnExtraction] = {}
+        stored: list[StoredTurn] = []
+        for (turn_id, role, text, ts), ex in zip(fresh, extractions, strict=True):
+            by_id[turn_id] = ex
+            stored.append(StoredTurn(turn_id, role, text, ts, ex.language, self.counter.count(text), ex))
+
+        with self._user_lock(user):
+            write = self.store.write_ingest(user, session_id, stored)
+            if write.accepted:
+                self._rerank_after_write(user)
+        accepted = set(write.accepted)
+        edits = [
+            TurnEditLog(turn_id=p[0], session_id=session_id, role=p[1], duplicate=p[0] not in accepted,
+                        extraction=by_id.get(p[0]) if p[0] in accepted else None)
+            for p in prepared
+        ]
+        return IngestResult(user_id=user_id, session_id=session_id, accepted=write.accepted,
+                            duplicates=[p[0] for p in prepared if p[0] not in accepted], edits=edits)
+
+    def _rerank_after_write(self, user: UserRef) -> None:
+        """Ranks the user's graph and writes weights back; compacts when the graph grew too big.
+
+        Survivors get their tier (core/related; a compacted concept that is back above
+        the threshold is restored); concepts below the threshold keep their stored tier
+        until a compaction run folds them.
+        """
+        graph = self.store.load_user_graph(user)
+        ranking = rank(graph, self.ranking_config)
+        if compaction_due(graph, self.compaction_config):
+            try:
+                self._compact_graph(user, graph, ranking, trigger="auto")
+                return
+            except CriticalCompressionFailure as exc:
+                log.warning("automatic compaction of %s/%s refused: %s", user.tenant, user.user_id, exc.message)
+        tiers = assign_tiers(graph, ranking, self.compaction_config)
+        rows = [
+            WeightRow(k, rc.initial, rc.propagated, rc.final,
+                      tiers[k] if tiers[k] is not Tier.compacted else None)
+            for k, rc in ranking.items()
+        ]
+        version = self.store.write_weights(user, rows)
+        catalog_version = self.store.user_version(user)[1]
+        self._remember(user, RankedUser(version, catalog_version, graph, ranking, tiers))
+
+    def _remember(self, user: UserRef, ranked: RankedUser) -> None:
+        key = (user.tenant, user.user_id)
+        with self._guard:
+            self._ranked[key] = ranked
+            self._ranked.move_to_end(key)
+            while len(self._ranked) > 256:
+                self._ranked.popitem(last=False)
+
+    def ranked(self, user: UserRef) -> RankedUser:
+        """The user's ranked graph, from cache when nothing changed since it was ranked."""
+        version, catalog_version = self.store.user_version(user)
+        if version is None:
+            raise NotFound(f"user {user.user_id!r} has no memory in this tenant", code="USER_NOT_FOUND")
+        cached = self._ranked.get((user.tenant, user.user_id))
+        if cached and cached.version == version and cached.catalog_version == catalog_version:
+            return cached
+        graph = self.store.load_user_graph(user)
+        ranking = rank(graph, self.ranking_config)
+        tiers = assign_tiers(graph, ranking, self.compaction_config)
+        ranked = RankedUser(version, catalog_version, graph, ranking, tiers)
+        self._remember(user, ranked)
+        return ranked
+
+    # -- context -----------------------------------------------------------------------
+
+    def focus_keys(self, tenant: str, focus: str | None, graph: UserGraph) -> list[str]:
+        """Concepts the focus text is about: extracted with the same pipeline, else full-text search."""
+        if not focus or not focus.strip():
+            return []
+        text = clean_text(focus)[: self.settings.max_text_chars]
+        ex = self.extractor(tenant).extract([text], ["user"])[0]
+        keys = list(dict.fromkeys(m.key for m in ex.concepts))
+        known = set(graph.concepts) | set(self.store.existing_concepts(tenant, keys)) if keys else set()
+        keys = [k for k in keys if k in known]
+        if not keys:
+            keys = [r["key"] for r in self.store.search_concepts(tenant, text, limit=3) if r["score"] > 0.5][:1]
+        return keys
+
+    def context(
+        self, tenant: str, user_id: str, *, focus: str | None = None, scope: str | None = None,
+        max_tokens: int | None = None, fmt: str | None = None, evidence: bool = False,
+        prompt: str | None = None, tag: str | None = None,
+    ) -> ContextResult:
+        user = self.user(tenant, user_id)
+        scope = scope or self.settings.default_scope
+        fmt = fmt or self.settings.default_format
+        sc = parse_scope(scope)
+        tag_name = resolve_tag(sc, tag)
+        if fmt not in FORMATS:
+            raise InvalidInput(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}", code="INVALID_FORMAT")
+        budget = self.settings.default_max_tokens if max_tokens is None else max_tokens
+        if budget < 1 or budget > 100_000:
+            raise InvalidInput("max_tokens must be between 1 and 100000", code="INVALID_MAX_TOKENS")
+        check_loop(prompt, tag_name)
+
+        ranked = self.ranked(user)
+        graph, ranking, tiers = ranked.graph, ranked.ranking, ranked.tiers
+        keys = self.focus_keys(tenant, focus, graph)
+        missing = [k for k in keys if k not in graph.concepts]
+        if missing:
+            # The focus is new to this user: add it and its neighbourhood, keep the cached weights.
+            extended = self.store.load_user_graph(user, extra_keys=missing)
+            graph = UserGraph(graph.tenant, graph.user_id, {**extended.concepts, **graph.concepts},
+                              tuple(sorted(set(graph.edges) | set(extended.edges),
+                                           key=lambda e: (e.source, e.target, e.type.value, e.scope))),
+                              graph.now, graph.history_tokens, graph.turn_count)
+            tiers = {**{k: Tier.compacted for k in extended.concepts}, **tiers}
+        selection = select_context(graph, ranking, tiers, keys, sc, self.context_config)
+        rendered = render_block(selection, fmt=fmt, scope=sc, tag=tag_name, max_tokens=budget,
+                                counter=self.counter, evidence=evidence)
+        return self._result(selection, rendered, evidence)
+
+    @staticmethod
+    def _result(selection: ContextSelection, rendered: RenderedBlock, evidence: bool) -> ContextResult:
+        kept = {name: set(keys) for name, keys in rendered.sections.items()}
+
+        def names(section: str) -> list[str]:
+            return [i.name for i in selection.section(section) if i.key in kept.get(section, set())]
+
+        ev: dict[str, list[str]] = {}
+        if evidence:
+            for items in selection.sections.values():
+                for item in items:
+                    ev.setdefault(item.name, list(item.evidence))
+        return ContextResult(
+            block=rendered.block, tokens=rendered.tokens, format=rendered.format, scope=rendered.scope,
+            tag=rendered.tag, core_topics=names("core_topics"), related_concepts=names("related_concepts"),
+            knowledge_gaps=names("knowledge_gaps"), current_topic=names("current_topic"), avoid=names("avoid"),
+            truncated=rendered.truncated, dropped=rendered.dropped, evidence=ev,
+        )
+
+    # -- graph, explain --------------------------------------------------------------
+
+    def graph(self, tenant: str, user_id: str) -> dict[str, Any]:
+        user = self.user(tenant, user_id)
+        ranked = self.ranked(user)
+        nodes = []
+        for key in sorted(ranked.graph.concepts):
+            node = ranked.graph.concepts[key]
+            rc = ranked.ranking.get(key)
+            nodes.append({
+                "key": key, "name": node.name, "type": node.type, "in_catalog": node.in_catalog,
+                "user_mentions": node.user_mentions, "assistant_mentions": node.assistant_mentions,
+                "stance": node.stance.value if node.stance else None,
+                "initial_weight": rc.initial if rc else 0.0, "propagated_weight": rc.propagated if rc else 0.0,
+                "weight": rc.final if rc else 0.0, "tier": ranked.tiers[key].value,
+                "stored_tier": node.tier.value if node.tier else None, "sessions": list(node.sessions),
+            })
+        edges = [{"source": e.source, "type": e.type.value, "target": e.target, "scope": e.scope,
+                  "confidence": e.confidence} for e in ranked.graph.edges]
+        return {"user_id": user_id, "version": ranked.version, "ranker": ranked.ranking.method,
+                "threshold": self.settings.threshold, "nodes": nodes, "edges": edges,
+                "summary": self.store.summary(user)}
+
+    def resolve_concept(self, tenant: str, graph: UserGraph, concept: str) -> str:
+        """A concept named by key, name or alias → its key in the user's graph."""
+        text = clean_text(concept).strip()
+        if not text:
+            raise InvalidInput("concept must be a non-empty string", code="INVALID_CONCEPT")
+        if text in graph.concepts:
+            return text
+        key = concept_key(text)
+        if key in graph.concepts:
+            return key
+        for k, node in graph.concepts.items():
+            if concept_key(node.name) == key:
+                return k
+        for m in self.extractor(tenant).extract([text], ["user"])[0].concepts:
+            if m.key in graph.concepts:
+                return m.key
+        raise NotFound(f"concept {concept!r} is not in this user's graph", code="CONCEPT_NOT_FOUND")
+
+    def explain(self, tenant: str, user_id: str, concept: str) -> dict[str, Any]:
+        user = self.user(tenant, user_id)
+        ranked = self.ranked(user)
+        key = self.resolve_concept(tenant, ranked.graph, concept)
+        exp = explain_concept(ranked.graph, ranked.ranking, ranked.tiers, key)
+        name_of = {k: n.name for k, n in ranked.graph.concepts.items()}
+        return {
+            "key": exp.key, "name": exp.name, "type": exp.type, "in_catalog": exp.in_catalog,
+            "critical": exp.critical, "tier": exp.tier.value if exp.tier else None,
+            "stored_tier": ranked.graph.concepts[key].tier.value if ranked.graph.concepts[key].tier else None,
+            "compacted": exp.compacted, "compacted_at": exp.compacted_at.isoformat() if exp.compacted_at else None,
+            "stance": exp.stance.value if exp.stance else None, "ranker": exp.ranker, "rank": exp.rank,
+            "weights": {"initial": exp.initial, "propagated": exp.propagated, "final": exp.final,
+                        "threshold": self.settings.threshold},
+            "propagation": [
+                {"from": c.neighbour, "from_name": name_of.get(c.neighbour, c.neighbour), "relation": c.relation.value,
+                 "direction": c.direction, "amount": c.amount}
+                for c in exp.contributions
+            ],
+            "mentions": {"user": exp.user_mentions, "assistant": exp.assistant_mentions,
+                         "sessions": list(exp.sessions),
+                         "first_seen": exp.first_seen.isoformat() if exp.first_seen else None,
+                         "last_seen": exp.last_seen.isoformat() if exp.last_seen else None,
+                         "spans": self.store.concept_mentions(user, key)},
+            "stance_history": self.store.concept_stances(user, key),
+            "relations": self.store.concept_relations(user, key),
+        }
+
+    # -- compaction ----------------------------------------------------------------------
+
+    def compact(self, tenant: str, user_id: str, critical_keys: Sequence[str] = ()) -> dict[str, Any]:
+        user = self.user(tenant, user_id)
+        with self._user_lock(user):
+            version, _ = self.store.user_version(user)
+            if version is None:
+                raise NotFound(f"user {user_id!r} has no memory in this tenant", code="USER_NOT_FOUND")
+            graph = self.store.load_user_graph(user)
+            ranking = rank(graph, self.ranking_config)
+            return self._compact_graph(user, graph, ranking, trigger="request", critical_keys=critical_keys)
+
+    def _compact_graph(self, user: UserRef, graph: UserGraph, ranking: Ranking, *, trigger: str,
+                       critical_keys: Sequence[str] = ()) -> dict[str, Any]:
+        plan: CompactionPlan = plan_compaction(graph, ranking, self.compaction_config,
+                                               critical_keys=critical_keys, counter=self.counter)
+        run = {"id": "run-" + uuid.uuid4().hex[:16], "at": utc_now().isoformat(), "ranker": ranking.method,
+               "trigger": trigger, **{k: v for k, v in plan.run_record().items() if v is not None}}
+        rows = [WeightRow(k, rc.initial, rc.propagated, rc.final, plan.tiers[k]) for k, rc in ranking.items()]
+        folded = [c.key for c in plan.related_to_core_topics]
+        folded_names = [c.name for c in plan.related_to_core_topics]
+        version = self.store.write_weights(user, rows, CompactionRecord(run, folded, folded_names))
+        catalog_version = self.store.user_version(user)[1]
+        self._remember(user, RankedUser(version, catalog_version, graph, ranking, dict(plan.tiers)))
+        return {**run, "related_to_core_topics": [c.to_dict() for c in plan.related_to_core_topics],
+                "core": [graph.concepts[k].name for k in plan.core],
+                "related": [graph.concepts[k].name for k in plan.related],
+                "restored": [graph.concepts[k].name for k in plan.restored]}
+
+    def compaction_runs(self, tenant: str, user_id: str) -> list[dict[str, Any]]:
+        return self.store.compaction_runs(self.user(tenant, user_id))
+
+    # -- forgetting -----------------------------------------------------------------------
+
+    def forget(self, tenant: str, user_id: str, concept: str) -> dict[str, Any]:
+        user = self.user(tenant, user_id)
+        with self._user_lock(user):
+            ranked = self.ranked(user)
+            key = self.resolve_concept(tenant, ranked.graph, concept)
+            removed = self.store.forget_concept(user, key)
+            self._rerank_after_write(user)
+        return {"concept": key, "removed": removed}
+
+    def erase(self, tenant: str, user_id: str) -> dict[str, Any]:
+        user = self.user(tenant, user_id)
+        with self._user_lock(user):
+            if self.store.user_version(user)[0] is None:
+                raise NotFound(f"user {user_id!r} has no memory in this tenant", code="USER_NOT_FOUND")
+            removed = self.store.erase_user(user)
+            with self._guard:
+                self._ranked.pop((tenant, user_id), None)
+        return {"user_id": user_id, "removed": removed}
+
+    def export(self, tenant: str, user_id: str) -> dict[str, Any]:
+        user = self.user(tenant, user_id)
+        graph = self.graph(tenant, user_id)
+        return {"tenant": tenant, "user_id": user_id, "turns": self.store.turns(user), "graph": graph,
+                "compaction_runs": self.store.compaction_runs(user, limit=1000)}
+
+    def ready(self) -> dict[str, Any]:
+        reachable = self.store.ping()
+        return {"neo4j": reachable, "schema": self.schema_applied, "models": self.models_loaded,
+                "ready": reachable and self.schema_applied and self.models_loaded}
+
+
+def stance_names() -> list[str]:
+    return [s.value for s in Stance]
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, indent=2, default=str)
