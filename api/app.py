@@ -203,6 +203,9 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400:
+            # FastAPI's own "error parsing the body": bytes that are not UTF-8 JSON.
+            return error_response(400, "INVALID_BODY", "the body could not be decoded as UTF-8 JSON")
         codes = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "BODY_TOO_LARGE"}
         return error_response(exc.status_code, codes.get(exc.status_code, "HTTP_ERROR"), str(exc.detail))
 

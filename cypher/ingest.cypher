@@ -2,13 +2,14 @@
 // calls for one user are serialised and counts recomputed from mentions stay exact.
 
 // name: ingest_lock_user
-// Creates tenant and user if needed and bumps the user's graph version (takes the user's write lock).
+// Creates tenant and user if needed and takes the user's write lock.
 MERGE (t:Tenant {id: $tenant})
   ON CREATE SET t.created_at = datetime()
 MERGE (u:User {tenant: $tenant, id: $user_id})
   ON CREATE SET u.created_at = datetime(), u.version = 0, u.name = $user_id
 MERGE (t)-[:HAS_USER]->(u)
-SET u.version = u.version + 1, u.updated_at = datetime()
+// Setting a property takes the user's write lock; the version is bumped only when turns are written.
+SET u.locked_at = datetime()
 RETURN u.version AS version;
 
 // name: ingest_existing_turns
@@ -20,6 +21,7 @@ RETURN t.id AS turn_id;
 // name: ingest_write_turns
 // Stores new raw turns under their session. Turn text is written once and never updated.
 MATCH (u:User {tenant: $tenant, id: $user_id})
+SET u.version = u.version + 1, u.updated_at = datetime()
 MERGE (s:Session {tenant: $tenant, user_id: $user_id, id: $session_id})
   ON CREATE SET s.started_at = datetime($turns[0].ts), s.last_at = datetime($turns[0].ts), s.name = $session_id
 MERGE (u)-[:HAD_SESSION]->(s)

@@ -15,7 +15,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -184,8 +184,7 @@ class GraphMemory:
         if not turns:
             raise InvalidInput("turns must hold at least one turn", code="EMPTY_BATCH")
         if len(turns) > self.settings.max_turns_per_call:
-            raise InvalidInput(f"at most {self.settings.max_turns_per_call} turns per call", code="BATCH_TOO_LARGE",
-                               status=413)
+            raise InvalidInput(f"at most {self.settings.max_turns_per_call} turns per call", code="BATCH_TOO_LARGE")
         now = utc_now()
         prepared: list[tuple[str, str, str, datetime]] = []
         for i, t in enumerate(turns):
@@ -194,7 +193,7 @@ class GraphMemory:
                 raise InvalidInput(f"turns[{i}].text is empty", code="EMPTY_TEXT")
             if len(text) > self.settings.max_text_chars:
                 raise InvalidInput(f"turns[{i}].text has {len(text)} characters; the limit is "
-                                   f"{self.settings.max_text_chars}", code="TEXT_TOO_LONG", status=413)
+                                   f"{self.settings.max_text_chars}", code="TEXT_TOO_LONG")
             # Keep batch order for turns without a timestamp.
             ts = t.ts or (now + timedelta(microseconds=i))
             if ts.tzinfo is None:
@@ -252,6 +251,10 @@ class GraphMemory:
         ]
         version = self.store.write_weights(user, rows)
         catalog_version = self.store.user_version(user)[1]
+        # The cached graph carries the tiers just written, as a reload would.
+        written = {r.key: r.tier for r in rows}
+        concepts = {k: replace(n, tier=written.get(k) or n.tier or Tier.related) for k, n in graph.concepts.items()}
+        graph = replace(graph, concepts=concepts)
         self._remember(user, RankedUser(version, catalog_version, graph, ranking, tiers))
 
     def _remember(self, user: UserRef, ranked: RankedUser) -> None:
@@ -437,6 +440,7 @@ class GraphMemory:
         folded_names = [c.name for c in plan.related_to_core_topics]
         version = self.store.write_weights(user, rows, CompactionRecord(run, folded, folded_names))
         catalog_version = self.store.user_version(user)[1]
+        graph = replace(graph, concepts={k: replace(n, tier=plan.tiers.get(k, n.tier)) for k, n in graph.concepts.items()})
         self._remember(user, RankedUser(version, catalog_version, graph, ranking, dict(plan.tiers)))
         return {**run, "related_to_core_topics": [c.to_dict() for c in plan.related_to_core_topics],
                 "core": [graph.concepts[k].name for k in plan.core],

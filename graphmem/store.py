@@ -352,6 +352,8 @@ class Neo4jStore:
             # Drop edges to keys that no longer exist (deleted concurrently).
             kept = tuple(e for _, e in sorted(edges.items()) if e.source in concepts and e.target in concepts)
             size = self._run(tx, "user_history_size", **user.params())[0]
+            # Key order, so the same graph always gives the same ranking down to the last float bit.
+            concepts = {k: concepts[k] for k in sorted(concepts)}
             return UserGraph(tenant=user.tenant, user_id=user.user_id, concepts=concepts, edges=kept,
                              now=now or utc_now(), history_tokens=int(size["tokens"]), turn_count=int(size["turns"]))
 

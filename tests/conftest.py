@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,35 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.fail(f"shared data not found at {SHARED_DATA}; set GRAPHMEM_SHARED_DATA")
     return SHARED_DATA
+
+
+@dataclass(frozen=True)
+class ApiTenants:
+    key_a: str
+    tenant_a: str
+    key_b: str
+    tenant_b: str
+
+
+@pytest.fixture(scope="session")
+def api_tenants() -> ApiTenants:
+    run = uuid.uuid4().hex[:8]
+    return ApiTenants(f"key-a-{run}", f"api-a-{run}", f"key-b-{run}", f"api-b-{run}")
+
+
+@pytest.fixture(scope="session")
+def api(settings: Settings, store, api_tenants: ApiTenants):
+    """The real HTTP API (uvicorn on loopback) over the real Neo4j, with two tenants' keys."""
+    from tests.http_server import start_api
+
+    api_settings = settings.model_copy(update={
+        "api_keys": f"{api_tenants.key_a}:{api_tenants.tenant_a},{api_tenants.key_b}:{api_tenants.tenant_b}",
+    })
+    running = start_api(api_settings)
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def user_id() -> str:
+    return "u-" + uuid.uuid4().hex[:10]
