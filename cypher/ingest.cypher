@@ -96,16 +96,18 @@ MERGE (u)-[:HAS_INTEREST]->(i)
 MERGE (i)-[:ABOUT]->(c)
 WITH i, c
 CALL (c) {
+  // A turn that names the concept several times counts once: mentions are per turn.
   OPTIONAL MATCH (t:Turn {tenant: $tenant, user_id: $user_id})-[m:MENTIONS]->(c)
-  WITH t, m ORDER BY m.ts, t.id, m.start
-  RETURN count(m) AS mentions,
-         sum(CASE WHEN m.role = 'user' THEN 1 ELSE 0 END) AS user_mentions,
-         sum(CASE WHEN m.role = 'assistant' THEN 1 ELSE 0 END) AS assistant_mentions,
-         min(m.ts) AS first_seen, max(m.ts) AS last_seen,
-         collect(m.ts.epochMillis / 1000.0) AS mention_ts,
-         collect(m.role) AS mention_roles,
+  WITH t, min(m.ts) AS ts, head(collect(m.role)) AS role
+  ORDER BY ts, t.id
+  RETURN count(t) AS mentions,
+         sum(CASE WHEN role = 'user' THEN 1 ELSE 0 END) AS user_mentions,
+         sum(CASE WHEN role = 'assistant' THEN 1 ELSE 0 END) AS assistant_mentions,
+         min(ts) AS first_seen, max(ts) AS last_seen,
+         collect(ts.epochMillis / 1000.0) AS mention_ts,
+         collect(role) AS mention_roles,
          collect(DISTINCT t.session_id) AS sessions,
-         collect(DISTINCT t.id) AS turn_ids
+         collect(t.id) AS turn_ids
 }
 CALL (c) {
   OPTIONAL MATCH (t:Turn {tenant: $tenant, user_id: $user_id})-[e:EXPRESSES]->(c)

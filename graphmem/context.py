@@ -1,0 +1,201 @@
+"""Context selection: which concepts go into a user's block, per scope.
+
+Pure: graph + ranking + tiers (from :mod:`graphmem.compaction`) + focus keys in,
+a :class:`ContextSelection` of ordered sections out. Rendering and token
+budgeting happen in :mod:`graphmem.render`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, TypeVar
+
+from graphmem.errors import InvalidInput
+from graphmem.gaps import GapConfig, find_gaps
+from graphmem.models import Stance, Tier, UserGraph
+from graphmem.ranking import Ranking, sort_keys
+
+if TYPE_CHECKING:
+    from graphmem.settings import Settings
+
+
+T = TypeVar("T")
+
+
+class Scope(str, Enum):
+    learning = "learning"
+    recommendation = "recommendation"
+    general = "general"
+
+
+SCOPE_TAGS: dict[Scope, str] = {
+    Scope.learning: "user_knowledge_context",
+    Scope.recommendation: "user_preference_context",
+    Scope.general: "user_context",
+}
+
+# Sections per scope, in the order they are rendered.
+SCOPE_SECTIONS: dict[Scope, tuple[str, ...]] = {
+    Scope.learning: ("current_topic", "core_topics", "related_concepts", "knowledge_gaps"),
+    Scope.recommendation: ("core_topics", "related_concepts", "avoid"),
+    Scope.general: ("core_topics", "related_concepts"),
+}
+
+# XML NCName (an XML Name without ':' — a prefix would need a namespace
+# declaration and break parsers): letters, digits, '_', '-', '.', and the
+# Unicode ranges of the XML 1.0 (5th ed.) NameStartChar / NameChar productions.
+_NAME_START = (
+    "A-Z_a-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02ff\u0370-\u037d\u037f-\u1fff\u200c-\u200d"
+    "\u2070-\u218f\u2c00-\u2fef\u3001-\ud7ff\uf900-\ufdcf\ufdf0-\ufffd\U00010000-\U000effff"
+)
+_NAME_CHAR = _NAME_START + r"\-.0-9\u00b7\u0300-\u036f\u203f-\u2040"
+_NCNAME = re.compile(f"[{_NAME_START}][{_NAME_CHAR}]*")
+
+
+def parse_scope(scope: Scope | str) -> Scope:
+    try:
+        return Scope(scope)
+    except ValueError:
+        raise InvalidInput(
+            f"unknown scope {scope!r}; expected one of: {', '.join(s.value for s in Scope)}"
+        ) from None
+
+
+def resolve_tag(scope: Scope | str, tag: str | None = None) -> str:
+    """The block's tag: the scope's default, or a custom tag validated as an XML NCName."""
+    if tag is None:
+        return SCOPE_TAGS[parse_scope(scope)]
+    if len(tag) > 64 or not _NCNAME.fullmatch(tag) or tag.lower().startswith("xml"):
+        raise InvalidInput(
+            f"tag {tag!r} is not a valid XML name (letters, digits, '_', '-', '.'; "
+            "not starting with a digit, '-', '.' or 'xml'; at most 64 characters)"
+        )
+    return tag
+
+
+@dataclass(frozen=True)
+class ContextConfig:
+    threshold: float = 5.0
+    gap_depth: int = 2
+    # Upper bound per section before token budgeting; None means no bound.
+    # A prompt block never needs thousands of items, and the bound keeps
+    # rendering cost independent of graph size.
+    max_items_per_section: int | None = 50
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ContextConfig:
+        return cls(threshold=settings.threshold, gap_depth=settings.gap_depth)
+
+
+@dataclass(frozen=True)
+class ContextItem:
+    key: str
+    name: str
+    weight: float
+    tier: Tier | None
+    reason: str
+    evidence: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ContextSelection:
+    scope: Scope
+    # Section name -> items, only the sections of the scope, in render order.
+    sections: dict[str, tuple[ContextItem, ...]]
+
+    def section(self, name: str) -> tuple[ContextItem, ...]:
+        return self.sections.get(name, ())
+
+    @property
+    def core_topics(self) -> tuple[ContextItem, ...]:
+        return self.section("core_topics")
+
+    @property
+    def related_concepts(self) -> tuple[ContextItem, ...]:
+        return self.section("related_concepts")
+
+    @property
+    def knowledge_gaps(self) -> tuple[ContextItem, ...]:
+        return self.section("knowledge_gaps")
+
+    @property
+    def current_topic(self) -> tuple[ContextItem, ...]:
+        return self.section("current_topic")
+
+    @property
+    def avoid(self) -> tuple[ContextItem, ...]:
+        return self.section("avoid")
+
+
+def select_context(
+    graph: UserGraph,
+    ranking: Ranking,
+    tiers: Mapping[str, Tier],
+    focus_keys: Sequence[str],
+    scope: Scope | str,
+    config: ContextConfig,
+) -> ContextSelection:
+    """Pick and order the concepts of a block.
+
+    * ``core_topics``: tier ``core``, heaviest first;
+    * ``related_concepts``: tier ``related``, not disliked; neighbours of a
+      core topic first, each group heaviest first;
+    * ``knowledge_gaps`` (learning): :func:`graphmem.gaps.find_gaps` from the
+      focus topics, or the core topics when there is no focus;
+    * ``current_topic`` (learning): the focus keys, in the given order;
+    * ``avoid`` (recommendation): disliked concepts, heaviest first.
+
+    Order ties are broken by (name, key), so the same input always gives the
+    same selection. Focus keys that are not in the graph are ignored (the
+    caller resolves focus text to keys).
+    """
+    sc = parse_scope(scope)
+    wanted = SCOPE_SECTIONS[sc]
+    cap = config.max_items_per_section
+    concepts = graph.concepts
+
+    def tier_of(k: str) -> Tier | None:
+        return tiers.get(k, concepts[k].tier)
+
+    def item(k: str, reason: str) -> ContextItem:
+        node = concepts[k]
+        return ContextItem(k, node.name, ranking.weight(k), tier_of(k), reason, tuple(node.evidence))
+
+    def capped(xs: list[T]) -> list[T]:
+        return xs if cap is None else xs[: max(0, cap)]
+
+    core = sort_keys((k for k in concepts if tier_of(k) is Tier.core), graph, ranking)
+    sections: dict[str, tuple[ContextItem, ...]] = {}
+
+    focus = [k for k in dict.fromkeys(focus_keys) if k in concepts]
+    if "current_topic" in wanted:
+        sections["current_topic"] = tuple(item(k, "focus of the current question") for k in capped(focus))
+
+    if "core_topics" in wanted:
+        reason = "interest" if sc is Scope.recommendation else "core topic"
+        sections["core_topics"] = tuple(item(k, f"{reason} (rank {i + 1})") for i, k in enumerate(capped(core)))
+
+    if "related_concepts" in wanted:
+        adjacency = ranking.neighbours()
+        near = {nb for c in core for nb in adjacency.get(c, ())}
+        related = [
+            k for k in concepts if tier_of(k) is Tier.related and concepts[k].stance is not Stance.dislikes
+        ]
+        first = sort_keys((k for k in related if k in near), graph, ranking)
+        rest = sort_keys((k for k in related if k not in near), graph, ranking)
+        chosen = capped([(k, "neighbour of a core topic") for k in first] + [(k, "related concept") for k in rest])
+        sections["related_concepts"] = tuple(item(k, why) for k, why in chosen)
+
+    if "knowledge_gaps" in wanted:
+        roots = focus if focus else core
+        gaps = find_gaps(graph, ranking, roots, GapConfig(config.threshold, config.gap_depth))
+        sections["knowledge_gaps"] = tuple(item(g.key, g.reason) for g in capped(gaps))
+
+    if "avoid" in wanted:
+        disliked = sort_keys((k for k, n in concepts.items() if n.stance is Stance.dislikes), graph, ranking)
+        sections["avoid"] = tuple(item(k, "user said they dislike it") for k in capped(disliked))
+
+    return ContextSelection(sc, {name: sections[name] for name in wanted})

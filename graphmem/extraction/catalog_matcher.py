@@ -1,0 +1,157 @@
+"""Finding a tenant's catalog concepts in a turn.
+
+A character-level longest-match scan over the normalised text (normalize.py:
+NFKC, casefold, word gaps, singular English words), mapped back to original
+character offsets. Working on characters rather than tokens makes Chinese
+names (`Python基础`, `Django框架`) match whatever jieba's segmentation is, and
+makes plurals and full-width forms match for free, because patterns and text
+are normalised by the same function.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+from spacy.lang.en.stop_words import STOP_WORDS
+
+from graphmem.extraction.normalize import concept_key, is_cjk, normalize_with_map
+from graphmem.models import Catalog, CatalogConcept
+
+_END = ""  # trie terminal marker: never a real character
+# Catalog names that are also everyday English words: matched only when the
+# turn spells them with the catalog's capitalisation ("Go", not "go to bed").
+_COMMON_WORD_NAMES = frozenset(
+    """go rust swift spark flask react express node ruby julia dart elm pig hive storm chef puppet
+    salt excel word access outlook teams pandas keras make ant maven gradle unity alpha beta
+    delta sigma gamma python java scheme lisp basic logo matlab sage""".split()
+) - {"python", "java", "pandas", "keras", "matlab"}
+
+
+def _is_word_char(c: str) -> bool:
+    # Latin letters and digits form words; CJK characters do not need boundaries.
+    return ("a" <= c <= "z") or ("0" <= c <= "9") or ("\u00df" <= c <= "\u024f")
+
+
+@dataclass(frozen=True)
+class CatalogMatch:
+    start: int
+    end: int
+    concept: int  # index into the matcher's concept list
+
+
+@dataclass(frozen=True)
+class _Entry:
+    concept: int
+    exact: str | None  # when set, the original text must equal this (NFKC) or its upper case
+
+
+def catalog_keys(catalog: Catalog) -> dict[str, str]:
+    """Every concept name, alias and id (as concept_key) -> the concept's canonical key.
+
+    Names win over aliases and aliases over ids when two concepts share a string,
+    so a name always resolves to its own concept.
+    """
+    out: dict[str, str] = {}
+    canon = [concept_key(c.name) for c in catalog.concepts]
+    for c, key in zip(catalog.concepts, canon):
+        out.setdefault(key, key)
+    for c, key in zip(catalog.concepts, canon):
+        for alias in c.aliases:
+            k = concept_key(alias)
+            if k:
+                out.setdefault(k, key)
+    for c, key in zip(catalog.concepts, canon):
+        if c.id:
+            k = concept_key(c.id)
+            if k:
+                out.setdefault(k, key)
+    return out
+
+
+class CatalogMatcher:
+    """Longest-match scanner for one catalog. Building it is cheap (a trie of aliases)."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.concepts: list[CatalogConcept] = list(catalog.concepts)
+        self.keys: list[str] = [concept_key(c.name) for c in self.concepts]
+        self.key_index: dict[str, int] = {}
+        for i, k in enumerate(self.keys):
+            self.key_index.setdefault(k, i)
+        self.alias_keys: dict[str, str] = catalog_keys(catalog)
+        self._trie: dict[str, dict] = {}
+        # Names first, then aliases, then ids: the first pattern to claim a string keeps it.
+        for i, c in enumerate(self.concepts):
+            self._add(c.name, i)
+        for i, c in enumerate(self.concepts):
+            for alias in c.aliases:
+                self._add(alias, i)
+        for i, c in enumerate(self.concepts):
+            if c.id and not c.id.strip().isdigit():
+                self._add(c.id, i)
+
+    def __len__(self) -> int:
+        return len(self.concepts)
+
+    def _add(self, surface: str, concept: int) -> None:
+        pattern = normalize_with_map(surface)[0].strip()
+        if not pattern:
+            return
+        if len(pattern) == 1 and is_cjk(pattern):
+            return  # one Chinese character is a morpheme, not a name: too many false hits
+        exact = None
+        if pattern.isascii() and pattern.isalpha() and (
+            len(pattern) <= 2 or pattern in STOP_WORDS or pattern in _COMMON_WORD_NAMES
+        ):
+            exact = unicodedata.normalize("NFKC", surface.strip())
+        node = self._trie
+        for ch in pattern:
+            node = node.setdefault(ch, {})
+        node.setdefault(_END, _Entry(concept, exact))
+
+    def resolve(self, key: str) -> int | None:
+        """The concept index a concept key (of a name, alias or id) refers to, if any."""
+        canon = self.alias_keys.get(key)
+        return None if canon is None else self.key_index.get(canon)
+
+    def scan(self, text: str) -> list[CatalogMatch]:
+        """Leftmost-longest, non-overlapping catalog matches with spans into `text`."""
+        if not self._trie or not text:
+            return []
+        norm, starts, ends = normalize_with_map(text)
+        trie = self._trie
+        n = len(norm)
+        out: list[CatalogMatch] = []
+        i = 0
+        while i < n:
+            node = trie.get(norm[i])
+            if node is None or (i > 0 and _is_word_char(norm[i]) and _is_word_char(norm[i - 1])):
+                i += 1
+                continue
+            found: list[tuple[int, _Entry]] = []
+            j = i + 1
+            while True:
+                entry = node.get(_END)
+                if entry is not None and (j == n or not (_is_word_char(norm[j - 1]) and _is_word_char(norm[j]))):
+                    found.append((j, entry))
+                if j >= n:
+                    break
+                node = node.get(norm[j])
+                if node is None:
+                    break
+                j += 1
+            hit = None
+            for j, entry in reversed(found):  # longest first
+                start, end = starts[i], ends[j - 1]
+                if entry.exact is not None:
+                    surface = unicodedata.normalize("NFKC", text[start:end])
+                    if surface != entry.exact and surface != entry.exact.upper():
+                        continue
+                hit = CatalogMatch(start, end, entry.concept)
+                break
+            if hit is None:
+                i += 1
+                continue
+            out.append(hit)
+            i = j
+        return out

@@ -1,0 +1,233 @@
+"""The extraction entry point: turns in, validated TurnExtractions out.
+
+    extractor = ConceptExtractor(catalog)          # cheap: builds a matcher only
+    results = extractor.extract(texts, roles)      # one TurnExtraction per text
+
+The spaCy pipelines are loaded once per process (pipelines.py) and shared by
+every extractor; texts are grouped by language and run through `pipe` in
+batches. Per turn: catalog matches (highest confidence), then open-vocabulary
+candidates that do not overlap them, then relations and — for user turns
+only — stances.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+
+from spacy.language import Language
+from spacy.tokens import Doc
+
+from graphmem.errors import InvalidInput
+from graphmem.extraction import pipelines
+from graphmem.extraction.catalog_matcher import CatalogMatcher, catalog_keys
+from graphmem.extraction.language import EN, ZH, detect_language
+from graphmem.extraction.normalize import concept_key, sanitize
+from graphmem.extraction.open_vocab import (
+    Candidate,
+    chinese_candidates,
+    english_candidates,
+    overlaps,
+    reject_reason,
+)
+from graphmem.extraction.relations import extract_relations
+from graphmem.extraction.stances import extract_stances
+from graphmem.models import (
+    ROLES,
+    Catalog,
+    ConceptMention,
+    ConceptType,
+    ExtractorName,
+    SkippedCandidate,
+    TurnExtraction,
+    clean_name,
+)
+from graphmem.settings import Settings, get_settings
+
+__all__ = ["ConceptExtractor", "concept_key", "catalog_keys"]
+
+CONF_CATALOG = 0.95
+_EN_COMPONENTS = ("tok2vec", "tagger", "parser", "attribute_ruler")
+_NER_TYPES = {"PRODUCT": ConceptType.product, "LANGUAGE": ConceptType.skill}
+MAX_SKIPPED = 50  # per turn: enough to debug, bounded for huge turns
+
+
+class ConceptExtractor:
+    """Concept, relation and stance extraction for one tenant catalog (or none)."""
+
+    def __init__(self, catalog: Catalog | None = None, settings: Settings | None = None, *, use_ner: bool = True) -> None:
+        self.settings = settings or get_settings()
+        self.catalog = catalog
+        self.matcher = CatalogMatcher(catalog) if catalog is not None and catalog.concepts else None
+        self.use_ner = use_ner
+        self.max_chars = max(1, self.settings.max_text_chars)
+        self.batch_size = max(1, self.settings.extraction_batch_size)
+
+    # -- pipelines ----------------------------------------------------------
+
+    @property
+    def nlp_en(self) -> Language:
+        return pipelines.english(self.settings.spacy_model)
+
+    @property
+    def nlp_zh(self) -> Language:
+        return pipelines.chinese()
+
+    def _run_en(self, texts: list[str]) -> Iterator[Doc]:
+        # Components are chained by hand rather than with nlp.select_pipes, which
+        # mutates the shared pipeline and is not safe across threads.
+        nlp = self.nlp_en
+        docs: Iterable[Doc] = (nlp.make_doc(t) for t in texts)
+        for name, proc in nlp.pipeline:
+            if name in _EN_COMPONENTS:
+                docs = proc.pipe(docs, batch_size=self.batch_size)  # type: ignore[attr-defined]
+        docs = list(docs)
+        if self.use_ner and "ner" in nlp.pipe_names:
+            # NER is half the pipeline's cost; it only runs where an entity can be
+            # (a capitalised word not opening a sentence, a proper noun, a code-like word).
+            need = [d for d in docs if _needs_ner(d)]
+            for _ in nlp.get_pipe("ner").pipe(need, batch_size=self.batch_size):
+                pass
+        return iter(docs)
+
+    def _run_zh(self, texts: list[str]) -> Iterator[Doc]:
+        return self.nlp_zh.pipe(texts, batch_size=self.batch_size)
+
+    # -- entry point ------------------------------------------------------------
+
+    def extract(self, texts: Sequence[str], roles: Sequence[str] | None = None) -> list[TurnExtraction]:
+        if isinstance(texts, str):
+            raise InvalidInput("extract() takes a sequence of texts, not one string")
+        if roles is not None and len(roles) != len(texts):
+            raise InvalidInput(f"{len(texts)} texts but {len(roles)} roles")
+        for r in roles or ():
+            if r not in ROLES:
+                raise InvalidInput(f"unknown role {r!r}; expected one of {', '.join(ROLES)}")
+        results: list[TurnExtraction | None] = [None] * len(texts)
+        prepared: list[tuple[str, str, list[SkippedCandidate]]] = []
+        by_lang: dict[str, list[int]] = {EN: [], ZH: []}
+        for i, raw in enumerate(texts):
+            if not isinstance(raw, str):
+                raise InvalidInput(f"texts[{i}] is {type(raw).__name__}, expected str")
+            skipped: list[SkippedCandidate] = []
+            text = raw
+            if len(text) > self.max_chars:
+                # Spans stay valid for the original: only its head is read.
+                skipped.append(SkippedCandidate(text=f"<{len(text) - self.max_chars} chars after {self.max_chars}>", reason="truncated"))
+                text = text[: self.max_chars]
+            text = sanitize(text)
+            lang = detect_language(text)
+            prepared.append((text, lang, skipped))
+            if not any(ch.isalpha() for ch in text):
+                # Numbers, punctuation, emoji: nothing to find, no pipeline needed.
+                results[i] = TurnExtraction(language=lang, skipped=skipped)
+            else:
+                by_lang[lang].append(i)
+        for lang, idxs in by_lang.items():
+            if not idxs:
+                continue
+            run = self._run_zh if lang == ZH else self._run_en
+            docs = run([prepared[i][0] for i in idxs])
+            for i, doc in zip(idxs, docs):
+                text, _, skipped = prepared[i]
+                role = roles[i] if roles is not None else "user"
+                results[i] = self._one(texts[i], text, lang, doc, role, skipped)
+        return [r if r is not None else TurnExtraction(language=EN) for r in results]
+
+    # -- one turn -------------------------------------------------------------------
+
+    def _one(self, original: str, text: str, lang: str, doc: Doc, role: str, skipped: list[SkippedCandidate]) -> TurnExtraction:
+        max_len = self.settings.max_name_length
+        mentions: list[ConceptMention] = []
+        taken: list[tuple[int, int]] = []
+        if self.matcher is not None:
+            for hit in self.matcher.scan(text):
+                concept = self.matcher.concepts[hit.concept]
+                surface = original[hit.start : hit.end]
+                if surface != text[hit.start : hit.end]:
+                    _skip(skipped, surface, "invalid_characters")
+                    continue
+                mentions.append(
+                    ConceptMention(
+                        key=self.matcher.keys[hit.concept], name=concept.name, type=concept.type, language=lang,
+                        start=hit.start, end=hit.end, surface=surface, extractor=ExtractorName.catalog,
+                        confidence=CONF_CATALOG, in_catalog=True,
+                    )
+                )
+                taken.append((hit.start, hit.end))
+        if lang == ZH:
+            cands = chinese_candidates(doc, pipelines.jieba_tags())
+        else:
+            cands = english_candidates(doc)
+        # Longest candidate first, then the more confident one: "longest match wins".
+        cands.sort(key=lambda c: (-(c.end - c.start), -c.confidence, c.start))
+        for c in cands:
+            if any(overlaps(c.start, c.end, s, e) for s, e in taken):
+                continue
+            m = self._open_mention(original, text, lang, c, max_len, skipped)
+            if m is not None:
+                mentions.append(m)
+                taken.append((m.start, m.end))
+        mentions.sort(key=lambda m: m.start)
+        sentences = [(s.start_char, s.end_char) for s in doc.sents] if _has_sents(doc) else [(0, len(text))]
+        relations = extract_relations(text, lang, sentences, mentions) if len(mentions) > 1 else []
+        stances = extract_stances(text, lang, sentences, mentions) if role == "user" and mentions else []
+        if original[: len(text)] != text:
+            # Cues were read on the sanitised copy; report the caller's characters.
+            for item in (*relations, *stances):
+                item.cue = original[item.start : item.end]
+        return TurnExtraction(language=lang, concepts=mentions, relations=relations, stances=stances, skipped=skipped)
+
+    def _open_mention(self, original: str, text: str, lang: str, c: Candidate, max_len: int, skipped: list[SkippedCandidate]) -> ConceptMention | None:
+        start, end = c.start, c.end
+        raw = text[start:end]
+        # Trim whitespace and quotes the tokenizer left attached.
+        lead = len(raw) - len(raw.lstrip(" \t\n\"'`“”‘’"))
+        trail = len(raw) - len(raw.rstrip(" \t\n\"'`“”‘’.,;:!?"))
+        start, end = start + lead, end - trail
+        if end <= start:
+            return None
+        surface = original[start:end]
+        if surface != text[start:end]:
+            _skip(skipped, text[start:end], "invalid_characters")
+            return None
+        key = concept_key(surface)
+        reason = reject_reason(surface, key, max_len)
+        if reason is not None:
+            _skip(skipped, surface, reason)
+            return None
+        ctype: ConceptType | None = _NER_TYPES.get(c.label)
+        name = clean_name(surface, max_len)
+        in_catalog = False
+        if self.matcher is not None:
+            idx = self.matcher.resolve(key)
+            if idx is not None:
+                concept = self.matcher.concepts[idx]
+                key, name, ctype, in_catalog = self.matcher.keys[idx], concept.name, concept.type, True
+        if not name or len(key) > 160:
+            _skip(skipped, surface, "too_long" if name else "empty")
+            return None
+        return ConceptMention(
+            key=key, name=name, type=ctype, language=lang, start=start, end=end, surface=surface,
+            extractor=c.extractor, confidence=c.confidence, in_catalog=in_catalog,
+        )
+
+
+def _skip(skipped: list[SkippedCandidate], text: str, reason: str) -> None:
+    if len(skipped) < MAX_SKIPPED and not any(s.text == text and s.reason == reason for s in skipped):
+        skipped.append(SkippedCandidate(text=clean_name(text, 120) or "<empty>", reason=reason))
+
+
+def _has_sents(doc: Doc) -> bool:
+    return doc.has_annotation("SENT_START") or doc.has_annotation("DEP")
+
+
+def _needs_ner(doc: Doc) -> bool:
+    for tok in doc:
+        t = tok.text
+        if tok.pos_ == "PROPN":
+            return True
+        if len(t) > 1 and t[0].isupper() and not tok.is_sent_start and t not in ("I", "I'm", "I've", "I'd", "I'll"):
+            return True
+        if any(c.isupper() for c in t[1:]) and any(c.islower() for c in t):
+            return True
+    return False

