@@ -178,21 +178,27 @@ def select_context(
         reason = "interest" if sc is Scope.recommendation else "core topic"
         sections["core_topics"] = tuple(item(k, f"{reason} (rank {i + 1})") for i, k in enumerate(capped(core)))
 
+    # Gaps are found first: a concept listed as a gap (or as the current topic) is not
+    # repeated under related_concepts, where it would cost tokens and blur the message.
+    gap_keys: list[str] = []
+    if "knowledge_gaps" in wanted:
+        roots = focus if focus else core
+        gaps = find_gaps(graph, ranking, roots, GapConfig(config.threshold, config.gap_depth))
+        sections["knowledge_gaps"] = tuple(item(g.key, g.reason) for g in capped(gaps))
+        gap_keys = [i.key for i in sections["knowledge_gaps"]]
+
     if "related_concepts" in wanted:
         adjacency = ranking.neighbours()
         near = {nb for c in core for nb in adjacency.get(c, ())}
+        shown_elsewhere = set(gap_keys) | (set(focus) if "current_topic" in wanted else set())
         related = [
-            k for k in concepts if tier_of(k) is Tier.related and concepts[k].stance is not Stance.dislikes
+            k for k in concepts
+            if tier_of(k) is Tier.related and concepts[k].stance is not Stance.dislikes and k not in shown_elsewhere
         ]
         first = sort_keys((k for k in related if k in near), graph, ranking)
         rest = sort_keys((k for k in related if k not in near), graph, ranking)
         chosen = capped([(k, "neighbour of a core topic") for k in first] + [(k, "related concept") for k in rest])
         sections["related_concepts"] = tuple(item(k, why) for k, why in chosen)
-
-    if "knowledge_gaps" in wanted:
-        roots = focus if focus else core
-        gaps = find_gaps(graph, ranking, roots, GapConfig(config.threshold, config.gap_depth))
-        sections["knowledge_gaps"] = tuple(item(g.key, g.reason) for g in capped(gaps))
 
     if "avoid" in wanted:
         disliked = sort_keys((k for k, n in concepts.items() if n.stance is Stance.dislikes), graph, ranking)

@@ -60,7 +60,8 @@ def test_block_looks_like_design() -> None:
     assert out.block == (
         '<user_knowledge_context scope="learning">\n'
         "- core_topics: [Python基础, Django框架]\n"
-        "- related_concepts: [Django部署, PostgreSQL, SQLAlchemy]\n"
+        # SQLAlchemy (6) survives, but it is listed once, as a gap, not again as related.
+        "- related_concepts: [Django部署, PostgreSQL]\n"
         # Django框架 -uses-> SQLAlchemy and the learner never mentioned it: a gap.
         "- knowledge_gaps: [SQLAlchemy]\n"
         "</user_knowledge_context>"
@@ -80,8 +81,9 @@ def test_selection_items_carry_reason_tier_evidence() -> None:
     assert sel.core_topics[0].evidence == ("t1", "t7")
     assert sel.core_topics[0].reason == "core topic (rank 1)"
     assert sel.knowledge_gaps[0].reason == "required by Django部署 (depth 1)"
-    # Related: neighbours of core first (deploy 8, pg 6, sa 6), by weight then name.
-    assert [i.key for i in sel.related_concepts] == ["deploy", "pg", "sa"]
+    # Related: neighbours of core first (deploy 8, pg 6, sa 6), by weight then name; the
+    # focus (deploy) is the current topic, so it is not repeated under related.
+    assert [i.key for i in sel.related_concepts] == ["pg", "sa"]
     assert sel.related_concepts[0].reason == "neighbour of a core topic"
 
 
@@ -137,10 +139,10 @@ def test_truncation_drops_lowest_weight_first_and_marks_it() -> None:
     assert f'<truncated_context reason="token_budget" dropped="{out.dropped}"/>\n</user_knowledge_context>' in out.block
     assert "..." not in out.block
     # c0..c4 are core (10..6 mentions), c5..c9 related (5..1 mentions); x (never mentioned)
-    # gets 100 × 0.8 = 80 from c0, so it is related too, listed first as c0's neighbour,
-    # and a gap. Lightest first, but each section's top item (c0 current topic, c0 core,
-    # x related, x gap) is protected.
-    order = ["c9", "c8", "c7", "c6", "c5", "c4", "c3", "c2", "c1"]
+    # gets 100 × 0.8 = 80 from c0 and is a gap, so it is listed under gaps only, not related.
+    # Lightest first, but each section's top item (c0 current topic, c0 core, c5 related,
+    # x gap) is protected.
+    order = ["c9", "c8", "c7", "c6", "c4", "c3", "c2", "c1"]
     assert list(out.dropped_keys) == order[: out.dropped]
     # The gap (weight 0, lightest of all) stays: it is its section's top item.
     assert out.sections["knowledge_gaps"] == ("x",)

@@ -74,6 +74,7 @@ GENERIC_ZH = frozenset(
     国家 时间段 口碑 评分 评价 成本 票房 年代 角色 故事 剧情 内容 名字 名称 消息 信息 方式 原因
     结果 过程 经验 能力 水平 机会 印象 关系 心情 感情 生活 世界 社会 工作 公司 人物 风格
     基础 前提 一部分 部分 组成部分 分支 章节 前置知识 先修课 知识 课程 概念 领域
+    明白 想学 学会 下一步 一步 步骤 代码 例子 练习 作业 难点 重点 入门 好难
     """.split()
 )
 # jieba dictionary tags kept as concept heads (nouns, names, places, organisations,
