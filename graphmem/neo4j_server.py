@@ -71,11 +71,8 @@ class LocalNeo4j:
             pid = int(self.pid_file.read_text().strip())
         except (OSError, ValueError):
             return None
-        try:
-            os.kill(pid, 0)
-        except OSError:
-            return None
-        return pid
+        # A killed server can linger as a zombie of this process: not running.
+        return pid if _alive(pid) else None
 
     def status(self) -> ServerStatus:
         if self.settings.neo4j_uri:
@@ -223,6 +220,10 @@ class LocalNeo4j:
             os.kill(pid, signal.SIGKILL)
             while _alive(pid):
                 time.sleep(0.1)
+            try:  # reap it when this process started it, so no zombie holds the pid
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
         return pid
 
     def log_tail(self, lines: int = 25) -> str:
