@@ -151,6 +151,8 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
         # The Neo4j Browser fetches the guide from here.
         allow_origins=["http://127.0.0.1:7474", "http://localhost:7474"],
         allow_methods=["GET"],
+        # The Browser's fetch of a guide sends these and needs the preflight answered.
+        allow_headers=["cache-control", "pragma"],
     )
 
     @app.middleware("http")
@@ -348,10 +350,18 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
 
     @app.get("/browser/guide", tags=["browser"], response_class=HTMLResponse,
              summary="A Neo4j Browser guide (`:play` this URL) over the demo learners")
-    def browser_guide(tenant: Tenant, mem: Memory) -> HTMLResponse:
-        from graphmem.guide import render_guide
+    def browser_guide(
+        request: Request,
+        tenant: Annotated[str | None, Query(max_length=128)] = None,
+        user: Annotated[list[str] | None, Query(max_length=128)] = None,
+    ) -> HTMLResponse:
+        # No API key here: the Browser cannot send one. The guide holds only query text with the
+        # tenant and user ids the caller asked for (the demo learners by default); it reads no data.
+        from graphmem.cypher import load_library
+        from graphmem.guide import DEMO_FOCUS, DEMO_USERS, render_guide
 
-        users = mem.store.list_users(tenant, limit=20)
-        return HTMLResponse(render_guide(mem.store.cypher, tenant, users, None))
+        users = user or DEMO_USERS
+        library = load_library(settings.cypher_dir)
+        return HTMLResponse(render_guide(library, tenant or settings.default_tenant, users, DEMO_FOCUS))
 
     return app

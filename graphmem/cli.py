@@ -176,6 +176,23 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(serve=args.serve, host=args.host, port=args.port)
 
 
+def _cmd_explore(args: argparse.Namespace) -> int:
+    # Pure text: needs no server, so it works before `graphmem neo4j start` too.
+    from .cypher import load_library
+    from .explore import render_explore
+    from .guide import CONNECT_RESULT_NODES_OFF, load_grass, style_command
+
+    library = load_library(get_settings().cypher_dir)
+    print("// Once per Browser: hide relations other users stated, and apply the graphmem style.")
+    print("// Paste each line into the Browser's editor and press Enter.")
+    print(CONNECT_RESULT_NODES_OFF)
+    print(style_command(load_grass(library)))
+    print()
+    print(render_explore(library, args.tenant, args.user, focus=args.focus, concept=args.concept,
+                         min_users=args.min_users), end="")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     settings = get_settings()
     parser = argparse.ArgumentParser(prog="graphmem", description="Graph memory for AI agents.")
@@ -233,6 +250,14 @@ def build_parser() -> argparse.ArgumentParser:
     erase = with_tenant(sub.add_parser("erase", help="erase everything about a user"))
     erase.add_argument("user")
     erase.set_defaults(func=_cmd_erase)
+
+    explore = with_tenant(sub.add_parser(
+        "explore", help="print the saved Neo4j Browser queries for a user, parameters filled in"))
+    explore.add_argument("user")
+    explore.add_argument("--focus", default=None, help="concept (name, alias or key) whose gaps to show")
+    explore.add_argument("--concept", default=None, help="concept to trace back to its turns (default: --focus)")
+    explore.add_argument("--min-users", type=int, default=1, help="shared interests: hide concepts with fewer users")
+    explore.set_defaults(func=_cmd_explore)
 
     demo = sub.add_parser("demo", help="start Neo4j and the API, load the demo learners, print their blocks")
     demo.add_argument("--serve", action="store_true", help="keep serving after the demo")

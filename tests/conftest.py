@@ -67,12 +67,15 @@ class ApiTenants:
     tenant_a: str
     key_b: str
     tenant_b: str
+    key_demo: str
+    tenant_demo: str
 
 
 @pytest.fixture(scope="session")
 def api_tenants() -> ApiTenants:
     run = uuid.uuid4().hex[:8]
-    return ApiTenants(f"key-a-{run}", f"api-a-{run}", f"key-b-{run}", f"api-b-{run}")
+    return ApiTenants(f"key-a-{run}", f"api-a-{run}", f"key-b-{run}", f"api-b-{run}",
+                      f"key-demo-{run}", f"demo-{run}")
 
 
 @pytest.fixture(scope="session")
@@ -81,7 +84,8 @@ def api(settings: Settings, store, api_tenants: ApiTenants):
     from tests.http_server import start_api
 
     api_settings = settings.model_copy(update={
-        "api_keys": f"{api_tenants.key_a}:{api_tenants.tenant_a},{api_tenants.key_b}:{api_tenants.tenant_b}",
+        "api_keys": f"{api_tenants.key_a}:{api_tenants.tenant_a},{api_tenants.key_b}:{api_tenants.tenant_b},"
+                    f"{api_tenants.key_demo}:{api_tenants.tenant_demo}",
     })
     running = start_api(api_settings)
     yield running
@@ -91,3 +95,15 @@ def api(settings: Settings, store, api_tenants: ApiTenants):
 @pytest.fixture
 def user_id() -> str:
     return "u-" + uuid.uuid4().hex[:10]
+
+
+@pytest.fixture(scope="session")
+def real_demo_tenant(api, api_tenants: ApiTenants, store) -> Iterator[str]:
+    """The real demo (demo/catalog.yaml + demo/learners.json) loaded through the real HTTP API."""
+    from graphmem.demo import load_demo
+    from tests.demo_like import drop_tenant
+
+    with api.client(api_tenants.key_demo) as client:
+        load_demo(client)
+    yield api_tenants.tenant_demo
+    drop_tenant(store, api_tenants.tenant_demo)

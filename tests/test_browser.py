@@ -1,0 +1,219 @@
+"""The Neo4j Browser, driven by a real headless Chromium (issue 6).
+
+The test walks the path a new user takes: open the Browser, connect, open the
+graphmem guide with ``:play``, click its set-up blocks (``:config`` and the
+``:style`` sheet), go to the learner's slide and click the user-graph query.
+It then reads the rendered SVG: the learner's core topics must be drawn as
+node captions in the Core colour, and a relation stated by another learner
+must not be drawn. A screenshot is saved to tests/artifacts/browser-<user>.png.
+
+The data is the real demo, loaded through the real HTTP API (spaCy extraction,
+ranking, Neo4j), and the guide is the API's own ``/browser/guide`` route (the
+Browser's preflight asks for ``cache-control, pragma``, which the API allows).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphmem.settings import PROJECT_ROOT, Settings
+
+pytestmark = [pytest.mark.browser, pytest.mark.neo4j]
+
+ARTIFACTS = PROJECT_ROOT / "tests" / "artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+LEARNER = "xiaoming"
+CORE_COLOUR = "#C0392B"  # node.Core in cypher/graphmem.grass
+WAIT_S = 20.0
+
+
+@pytest.fixture(scope="module")
+def core_topics(api, api_tenants, real_demo_tenant) -> set[str]:
+    """The learner's core topics as graphmem ranked them (read over HTTP, not hard-coded)."""
+    with api.client(api_tenants.key_demo) as client:
+        graph = client.get(f"/v1/users/{LEARNER}/graph").json()
+    core = {n["name"] for n in graph["nodes"] if n["tier"] == "core"}
+    assert {"Python基础", "Django框架"} <= core  # the learner's two courses (demo/learners.json)
+    return core
+
+
+def _chromium() -> Any:
+    """A headless Chromium via the Debian chromedriver; failing to start it fails the test, with the reason."""
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError as exc:
+        pytest.fail(f"selenium is not installed: {exc}")
+    for path in (CHROMIUM, CHROMEDRIVER):
+        if not Path(path).exists():
+            pytest.fail(f"{path} is missing: install Debian's chromium and chromium-driver")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    # No internet here: without the background-networking flags Chromium stalls on refused connections.
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
+                "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", f"--user-data-dir={tempfile.mkdtemp(prefix='gm-chromium-')}",
+                "--window-size=1600,1100", "--lang=en-US"):
+        options.add_argument(arg)
+    try:
+        return webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    except Exception as exc:  # noqa: BLE001 - any start failure is reported as is
+        pytest.fail(f"could not start headless Chromium ({type(exc).__name__}): {exc}")
+
+
+@pytest.fixture
+def driver() -> Iterator[Any]:
+    drv = _chromium()
+    try:
+        yield drv
+    finally:
+        drv.quit()
+
+
+def _wait(drv: Any, what: str, check: Callable[[Any], Any], timeout: float = WAIT_S) -> Any:
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    try:
+        return WebDriverWait(drv, timeout, poll_frequency=0.2).until(check)
+    except TimeoutException:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        drv.save_screenshot(str(ARTIFACTS / "browser-failure.png"))
+        pytest.fail(f"timed out after {timeout:.0f} s waiting for {what} (screenshot: tests/artifacts/browser-failure.png)")
+
+
+def _click_play(drv: Any, pre: Any) -> None:
+    """Clicks the play icon the Browser puts in front of a runnable block (runs it, no editor round trip)."""
+    from selenium.webdriver.common.by import By
+
+    drv.execute_script("arguments[0].scrollIntoView({block: 'center'})", pre)
+    pre.find_element(By.CSS_SELECTOR, "i").click()
+
+
+def _runnable(drv: Any, starts_with: str) -> Any:
+    from selenium.webdriver.common.by import By
+
+    for pre in drv.find_elements(By.CSS_SELECTOR, "pre.runnable"):
+        if pre.text.lstrip().startswith(starts_with):
+            return pre
+    return None
+
+
+def _full_type(caption: str, types: set[str]) -> str | None:
+    """The relationship type of a drawn caption; the Browser cuts long captions on short edges ("RELATE…")."""
+    if not caption.endswith("…"):
+        return caption
+    matches = [t for t in types if t.startswith(caption[:-1])]
+    return matches[0] if len(matches) == 1 else None
+
+
+def _local_storage(drv: Any, key: str) -> str:
+    return drv.execute_script("return window.localStorage.getItem(arguments[0]) || ''", key)
+
+
+# The SVG the Browser draws: one <g class="node"> per node (a circle and caption <text>s), one
+# <g class="relationship"> per relationship (its caption is a <text>). Read in one script call.
+_READ_GRAPH = """
+const svg = document.querySelector('svg.neod3viz, svg');
+const nodes = Array.from(document.querySelectorAll('svg g.node')).map(g => ({
+  caption: Array.from(g.querySelectorAll('text')).map(t => t.textContent).join('').trim(),
+  fill: (g.querySelector('circle.b-outline') || g.querySelector('circle') || {getAttribute: () => ''}).getAttribute('fill') || '',
+  r: parseFloat((g.querySelector('circle.b-outline') || g.querySelector('circle') || {getAttribute: () => '0'}).getAttribute('r') || '0'),
+}));
+const rels = Array.from(document.querySelectorAll('svg g.relationship text')).map(t => t.textContent.trim());
+return {nodes: nodes, rels: rels};
+"""
+
+
+def test_learner_graph_in_the_browser(driver: Any, settings: Settings, store, api, real_demo_tenant: str,
+                                     core_topics: set[str]) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    started = time.monotonic()
+    if settings.neo4j_uri:
+        pytest.fail("NEO4J_URI points at an external server; this test drives the Browser of `graphmem neo4j start`")
+    bolt = f"bolt://127.0.0.1:{settings.neo4j_bolt_port}"
+    guide_url = f"{api.base_url}/browser/guide?tenant={real_demo_tenant}&user={LEARNER}&user=sam"
+    # What the Browser must draw: the same saved query, run through the driver.
+    expected = store.read_statement("explore_user_graph", tenant=real_demo_tenant, user_id=LEARNER)[0]
+    # record.data() gives each relationship as (start node, type, end node).
+    expected_rels = Counter(r[1] for r in expected["relations"])
+
+    with contextlib.nullcontext():
+        # 1. Open the Browser with the connect URL prefilled, and connect with the configured credentials.
+        driver.get(f"http://127.0.0.1:{settings.neo4j_http_port}/browser/?dbms={bolt}")
+        user_box = _wait(driver, "the connect form", lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=username]"))
+        assert driver.find_element(By.CSS_SELECTOR, "[data-testid=boltaddress]").get_attribute("value").endswith(
+            f"127.0.0.1:{settings.neo4j_bolt_port}")
+        user_box[0].send_keys(settings.neo4j_user)
+        driver.find_element(By.CSS_SELECTOR, "[data-testid=password]").send_keys(settings.neo4j_password)
+        driver.find_element(By.CSS_SELECTOR, "[data-testid=connect]").click()
+        _wait(driver, "the connection", lambda d: "You are connected as user" in d.find_element(By.TAG_NAME, "body").text)
+
+        # 2. Open the guide from the editor, as a user would type it.
+        editor = driver.find_element(By.CSS_SELECTOR, ".monaco-editor textarea")
+        editor.send_keys(f":play {guide_url}")
+        editor.send_keys(Keys.ENTER)
+        config = _wait(driver, "the guide's first slide", lambda d: _runnable(d, ":config"))
+
+        # 3. Its set-up blocks: switch off "connect result nodes", apply the GraSS sheet.
+        _click_play(driver, config)
+        _wait(driver, "autoComplete off", lambda d: '"autoComplete":false' in _local_storage(d, "neo4j.settings"))
+        _click_play(driver, _runnable(driver, ":style"))
+        grass = _wait(driver, "the graphmem style", lambda d: (s := _local_storage(d, "neo4j.grass")) and
+                      "node.Core" in s and s)
+        assert CORE_COLOUR in grass and "{name}" in grass
+
+        # 4. Next slide: the learner's queries; run the user graph with one click.
+        driver.find_element(By.CSS_SELECTOR, "[data-testid=nextSlide]").click()
+        prefix = f"MATCH (u:User {{tenant: '{real_demo_tenant}', id: '{LEARNER}'}})"
+        query = _wait(driver, "the learner's slide", lambda d: _runnable(d, prefix))
+        _click_play(driver, query)
+
+        # 5. The graph view: wait until every node and relation is drawn with its caption.
+        def drawn(d: Any) -> dict[str, Any] | None:
+            graph = d.execute_script(_READ_GRAPH)
+            captions = {n["caption"] for n in graph["nodes"]}
+            wanted = 1 + len(expected["interests"]) + len(expected["concepts"])
+            return graph if core_topics <= captions and len(graph["nodes"]) >= wanted and graph["rels"] else None
+
+        graph = _wait(driver, "the learner's graph in the SVG", drawn)
+        time.sleep(1.0)  # let the force layout settle for a readable screenshot
+        graph = driver.execute_script(_READ_GRAPH)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        shot = ARTIFACTS / f"browser-{LEARNER}.png"
+        driver.save_screenshot(str(shot))
+
+    nodes = graph["nodes"]
+    core_drawn = {n["caption"] for n in nodes if n["fill"].upper() == CORE_COLOUR}
+    # Core interests are drawn in the Core colour and larger than anything else in the view.
+    assert core_drawn == core_topics, nodes
+    core_r = min(n["r"] for n in nodes if n["fill"].upper() == CORE_COLOUR)
+    assert all(n["r"] < core_r for n in nodes if n["fill"].upper() != CORE_COLOUR), nodes
+    # The user node, concept nodes and interest nodes all carry names, never an opaque id.
+    captions = [n["caption"] for n in nodes]
+    assert LEARNER in captions
+    assert {"SQLAlchemy", "Django部署"} <= set(captions)
+    assert all(c.strip() for c in captions), captions
+    # Relationship captions are their types, and the Browser draws exactly the relations the saved
+    # query returns (catalog + this learner's own): with "connect result nodes" off, relations other
+    # learners stated between the same concepts are not pulled in.
+    expected_all = expected_rels + Counter(r[1] for r in expected["links"])
+    drawn_rels = Counter(_full_type(c, set(expected_all)) for c in graph["rels"])
+    assert {"PREREQUISITE_OF", "USES", "HAS_INTEREST", "ABOUT"} <= set(drawn_rels)
+    assert sum(drawn_rels.values()) == sum(expected_all.values()), (drawn_rels, expected_all)
+    for rel_type, count in drawn_rels.items():
+        if rel_type is not None:  # None: a caption cut so short that two types share its prefix
+            assert count <= expected_all[rel_type], (rel_type, drawn_rels, expected_all)
+    assert shot.stat().st_size > 10_000
+    assert time.monotonic() - started < 90
