@@ -38,8 +38,8 @@ class Gap:
 def dependency_map(pairs: Iterable[TypedPair]) -> dict[str, list[tuple[str, RelationType]]]:
     """``deps[B]`` = the concepts B depends on, with the relation that says so.
 
-    ``A -prerequisite-> B``: A is a dependency of B. ``B -requires-> A`` and
-    ``B -uses-> A``: A is a dependency of B. ``pairs`` are the ranking's
+    ``A -prerequisite-> B``: A is a dependency of B. ``B -requires-> A``: A is
+    a dependency of B. ``uses`` is not a dependency (what a topic uses is related). ``pairs`` are the ranking's
     channels (:func:`graphmem.ranking.typed_pairs`): catalog and user edges
     both count, already deduplicated, without self-loops or unknown concepts.
     """

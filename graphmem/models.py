@@ -45,11 +45,11 @@ NEO4J_REL_TYPES: dict[RelationType, str] = {
 }
 REL_TYPE_FROM_NEO4J: dict[str, RelationType] = {v: k for k, v in NEO4J_REL_TYPES.items()}
 
-# Relations along which "B depends on A": A is a gap candidate when B is a topic.
-# prerequisite: A -> B (A before B); requires: B -> A (B requires A), uses: B -> A.
-DEPENDENCY_TYPES: frozenset[RelationType] = frozenset(
-    {RelationType.prerequisite, RelationType.requires, RelationType.uses}
-)
+# Relations along which "B depends on A", so A is a knowledge-gap candidate when B is a topic:
+# prerequisite A -> B (A is learned before B) and requires B -> A (B requires A). `uses` is not a
+# dependency: what a topic uses is related to it (DESIGN.md: SQLAlchemy, Nginx, PostgreSQL are
+# related concepts of Django, the gaps are its prerequisites).
+DEPENDENCY_TYPES: frozenset[RelationType] = frozenset({RelationType.prerequisite, RelationType.requires})
 
 
 class Stance(str, Enum):
@@ -177,6 +177,14 @@ class CatalogConcept(BaseModel):
     @classmethod
     def _clean_aliases(cls, value: list[str]) -> list[str]:
         return [a for a in (clean_name(v) for v in value) if a]
+
+    @field_validator("id", "url")
+    @classmethod
+    def _no_invalid_code_points(cls, value: str | None) -> str | None:
+        # Lone surrogates (JSON "\\ud800", YAML "\\ud800") cannot be stored or encoded as UTF-8.
+        if value is not None and clean_text(value) != value:
+            raise ValueError("contains control characters or invalid code points (lone surrogates)")
+        return value
 
 
 class CatalogRelation(BaseModel):
@@ -309,6 +317,8 @@ class ConceptNode:
     # Seconds-since-epoch timestamps of each user/assistant mention, for recency decay.
     mention_times: tuple[float, ...] = ()
     mention_roles: tuple[str, ...] = ()
+    # Final weight as last written to the store (None: never ranked), to write back only changes.
+    weight: float | None = None
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from neo4j import Driver, GraphDatabase, ManagedTransaction
@@ -117,6 +117,22 @@ def _native(value: Any) -> Any:
             native = native.replace(tzinfo=timezone.utc)
         return native
     return value
+
+
+def _from_epoch_us(value: int | None) -> datetime | None:
+    """Epoch microseconds (as user_interests returns times) to a UTC datetime."""
+    return None if value is None else _EPOCH + timedelta(microseconds=int(value))
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _activity_clock(last_ms: int | None) -> datetime:
+    """"Now" for recency decay: the user's latest turn, so interest drifts as sessions pass and
+    does not fade while the user is away (a learner back after three months finds their graph)."""
+    if last_ms is None:
+        return utc_now()
+    return datetime.fromtimestamp(last_ms / 1000.0, tz=timezone.utc)
 
 
 def _iso(value: Any) -> str | None:
@@ -273,6 +289,13 @@ class Neo4jStore:
                 relations[r.type].append({"turn_id": t.turn_id, "source_key": r.source_key,
                                           "target_key": r.target_key, "extractor": r.extractor.value,
                                           "confidence": r.confidence, "cue": r.cue})
+        # Rows in concept-key order: concurrent ingests for different users that touch the same
+        # concepts then lock those nodes in the same order, which avoids deadlocks.
+        mentions.sort(key=lambda m: (m["key"], m["turn_id"], m["start"]))
+        stances.sort(key=lambda m: (m["key"], m["seq"]))
+        for rows in relations.values():
+            rows.sort(key=lambda r: (r["source_key"], r["target_key"], r["turn_id"]))
+        concepts = {k: concepts[k] for k in sorted(concepts)}
         p = user.params(session_id=session_id)
         self._run(tx, "ingest_write_turns", turns=turn_rows, **p)
         if fault:
@@ -290,7 +313,8 @@ class Neo4jStore:
         if fault:
             fault("relations")
         if concepts:
-            self._run(tx, "ingest_refresh_interests", keys=sorted(concepts), **p)
+            self._run(tx, "ingest_refresh_interests", keys=sorted(concepts),
+                      names={k: c["name"] for k, c in concepts.items()}, **p)
 
     # -- reading a user's graph ------------------------------------------------
 
@@ -317,11 +341,12 @@ class Neo4jStore:
                     key=r["key"], name=r["name"], type=r["type"],
                     user_mentions=int(r["user_mentions"]), assistant_mentions=int(r["assistant_mentions"]),
                     stance=Stance(r["stance"]) if r["stance"] else None,
-                    first_seen=_native(r["first_seen"]), last_seen=_native(r["last_seen"]),
+                    first_seen=_from_epoch_us(r["first_seen_us"]), last_seen=_from_epoch_us(r["last_seen_us"]),
                     sessions=tuple(r["sessions"]), in_catalog=bool(r["in_catalog"]), critical=bool(r["critical"]),
-                    tier=Tier(r["tier"]) if r["tier"] else None, compacted_at=_native(r["compacted_at"]),
+                    tier=Tier(r["tier"]) if r["tier"] else None, compacted_at=_from_epoch_us(r["compacted_at_us"]),
                     evidence=tuple(r["evidence"]), mention_times=tuple(float(x) for x in r["mention_ts"]),
                     mention_roles=tuple(r["mention_roles"]),
+                    weight=float(r["weight"]) if r["weight"] is not None else None,
                 )
             seeds = {k for k, c in concepts.items() if c.user_mentions + c.assistant_mentions > 0 or c.stance}
             seeds.update(extra)
@@ -355,7 +380,8 @@ class Neo4jStore:
             # Key order, so the same graph always gives the same ranking down to the last float bit.
             concepts = {k: concepts[k] for k in sorted(concepts)}
             return UserGraph(tenant=user.tenant, user_id=user.user_id, concepts=concepts, edges=kept,
-                             now=now or utc_now(), history_tokens=int(size["tokens"]), turn_count=int(size["turns"]))
+                             now=now or _activity_clock(size["last_ms"]), history_tokens=int(size["tokens"]),
+                             turn_count=int(size["turns"]))
 
         return self._read(work)
 
@@ -422,15 +448,18 @@ class Neo4jStore:
     def list_users(self, tenant: str, limit: int = 1000) -> list[str]:
         return [r["user_id"] for r in self.read_statement("user_list", tenant=tenant, limit=limit)]
 
-    def search_concepts(self, tenant: str, query: str, limit: int = 5) -> list[dict[str, Any]]:
+    def search_concepts(self, tenant: str, query: str, limit: int = 5,
+                        user: UserRef | None = None) -> list[dict[str, Any]]:
+        """Catalog concepts matching `query`, plus the user's own when a user is given."""
         lucene = _lucene_escape(query)
         if not lucene.strip():
             return []
-        return self.read_statement("concepts_search", tenant=tenant, query=lucene, limit=limit)
+        return self.read_statement("concepts_search", tenant=tenant, query=lucene, limit=limit,
+                                   user_id=user.user_id if user else None)
 
-    def existing_concepts(self, tenant: str, keys: Sequence[str]) -> dict[str, str]:
+    def existing_concepts(self, tenant: str, keys: Sequence[str], catalog_only: bool = False) -> dict[str, str]:
         rows = self.read_statement("concepts_by_keys", tenant=tenant, keys=list(keys))
-        return {r["key"]: r["name"] for r in rows}
+        return {r["key"]: r["name"] for r in rows if r["in_catalog"] or not catalog_only}
 
     # -- forgetting ------------------------------------------------------------------
 
@@ -490,5 +519,9 @@ _LUCENE_SPECIAL = set('+-&|!(){}[]^"~*?:\\/')
 
 
 def _lucene_escape(text: str) -> str:
-    """Escapes Lucene query syntax so focus text is searched literally."""
-    return "".join("\\" + ch if ch in _LUCENE_SPECIAL else ch for ch in text)
+    """Escapes Lucene query syntax so focus text is searched literally.
+
+    Lower-cased too: the analyzer lower-cases anyway, and AND / OR / NOT / TO are operators
+    only in capitals (a focus of "AND" was a Lucene parse error, a 500).
+    """
+    return "".join("\\" + ch if ch in _LUCENE_SPECIAL else ch for ch in text.lower())

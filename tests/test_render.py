@@ -60,10 +60,10 @@ def test_block_looks_like_design() -> None:
     assert out.block == (
         '<user_knowledge_context scope="learning">\n'
         "- core_topics: [Python基础, Django框架]\n"
-        # SQLAlchemy (6) survives, but it is listed once, as a gap, not again as related.
-        "- related_concepts: [Django部署, PostgreSQL]\n"
-        # Django框架 -uses-> SQLAlchemy and the learner never mentioned it: a gap.
-        "- knowledge_gaps: [SQLAlchemy]\n"
+        # SQLAlchemy (6) survives as related: Django框架 uses it, which is no prerequisite, so
+        # no gap either (DESIGN.md's worked example). Nothing here is a prerequisite the
+        # learner has not shown, so there is no knowledge_gaps line.
+        "- related_concepts: [Django部署, PostgreSQL, SQLAlchemy]\n"
         "</user_knowledge_context>"
     )
     assert out.tokens == COUNTER.count(out.block) and not out.truncated
