@@ -54,6 +54,15 @@ def dependency_map(pairs: Iterable[TypedPair]) -> dict[str, list[tuple[str, Rela
     return deps
 
 
+def _cached_dependency_map(ranking: Ranking) -> dict[str, list[tuple[str, RelationType]]]:
+    """The dependency map of a ranking, built once: a ranked graph serves many context requests."""
+    deps = getattr(ranking, "_dependency_map", None)
+    if deps is None:
+        deps = dependency_map(ranking.pairs)
+        ranking._dependency_map = deps  # type: ignore[attr-defined]  # a memo on an immutable result
+    return deps
+
+
 def is_shown(graph: UserGraph, ranking: Ranking, key: str, threshold: float) -> bool:
     """Has the user shown this concept?
 
@@ -99,7 +108,7 @@ def find_gaps(
         a gap that another gap of the same depth depends on comes first
         (Kahn's algorithm, ties and cycle breaks by (name, key)).
     """
-    deps = dependency_map(ranking.pairs)
+    deps = _cached_dependency_map(ranking)
     root_list = [r for r in dict.fromkeys(roots) if r in graph.concepts]
     root_set = set(root_list)
     depth: dict[str, int] = {r: 0 for r in root_list}
