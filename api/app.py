@@ -149,7 +149,7 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
     app.add_middleware(
         CORSMiddleware,
         # The Neo4j Browser fetches the guide from here.
-        allow_origins=["http://127.0.0.1:7474", "http://localhost:7474"],
+        allow_origins=[f"http://{host}:{settings.neo4j_http_port}" for host in ("127.0.0.1", "localhost")],
         allow_methods=["GET"],
         # The Browser's fetch of a guide sends these and needs the preflight answered.
         allow_headers=["cache-control", "pragma"],
