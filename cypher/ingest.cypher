@@ -94,6 +94,9 @@ MERGE (i:Interest {tenant: $tenant, user_id: $user_id, key: key})
                 i.initial_weight = 0.0, i.propagated_weight = 0.0
 MERGE (u)-[:HAS_INTEREST]->(i)
 MERGE (i)-[:ABOUT]->(c)
+// The user's own spelling of a concept outside the catalog: another user who named it first
+// (the shared concept node keeps their spelling) never changes how this user's graph reads.
+SET i.own_name = coalesce(i.own_name, $names[key])
 WITH i, c
 CALL (c) {
   // A turn that names the concept several times counts once: mentions are per turn.
@@ -114,7 +117,8 @@ CALL (c) {
   WITH e ORDER BY e.ts DESC, e.seq DESC
   RETURN collect(e.stance)[0] AS stance, collect(e.ts)[0] AS stance_at
 }
-SET i.name = c.name, i.mentions = mentions, i.user_mentions = user_mentions,
+SET i.name = CASE WHEN c.in_catalog OR i.own_name IS NULL THEN c.name ELSE i.own_name END,
+    i.mentions = mentions, i.user_mentions = user_mentions,
     i.assistant_mentions = assistant_mentions, i.first_seen = first_seen, i.last_seen = last_seen,
     i.mention_ts = mention_ts, i.mention_roles = mention_roles, i.sessions = sessions,
     i.evidence = turn_ids[-20..], i.stance = stance, i.stance_at = stance_at

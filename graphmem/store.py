@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import logging
+import random
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +38,9 @@ from .models import (
 from .settings import Settings
 
 log = logging.getLogger(__name__)
+
+# Whole-transaction attempts of a write that Neo4j aborted as a deadlock (each with the driver's retries).
+_DEADLOCK_ATTEMPTS = 6
 
 # A hook the tests use to make a write fail part-way, inside the transaction.
 FaultHook = Callable[[str], None]
@@ -174,11 +179,24 @@ class Neo4jStore:
             raise StoreUnavailable(f"Neo4j is unreachable ({type(exc).__name__}); retry shortly.") from exc
 
     def _write(self, work: Callable[[ManagedTransaction], Any]) -> Any:
-        try:
-            with self._driver.session(database=self.database) as session:
-                return session.execute_write(work)
-        except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, OSError) as exc:
-            raise StoreUnavailable(f"Neo4j is unreachable ({type(exc).__name__}); nothing was written, retry shortly.") from exc
+        for attempt in range(_DEADLOCK_ATTEMPTS):
+            try:
+                with self._driver.session(database=self.database) as session:
+                    return session.execute_write(work)
+            except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, OSError) as exc:
+                raise StoreUnavailable(f"Neo4j is unreachable ({type(exc).__name__}); nothing was written, retry shortly.") from exc
+            except (neo4j_errors.TransientError, neo4j_errors.ResultFailedError) as exc:
+                # Concurrent writers of one tenant deadlock on shared (dense) concept nodes; Neo4j
+                # aborts one of them. The driver retries for max_transaction_retry_time (kept short so
+                # a dead server is reported fast); under load that is not enough, so try again here.
+                # The transaction was rolled back and `work` is idempotent, so this is safe.
+                transient = isinstance(exc, neo4j_errors.TransientError) or isinstance(
+                    exc.__cause__, neo4j_errors.TransientError)
+                if not transient or attempt == _DEADLOCK_ATTEMPTS - 1:
+                    raise
+                log.info("write deadlocked (attempt %d); retrying", attempt + 1)
+                time.sleep(random.uniform(0.05, 0.25) * (attempt + 1))
+        raise AssertionError("unreachable")
 
     def read_statement(self, name: str, **params: Any) -> list[dict[str, Any]]:
         """Runs a named read statement as is (saved exploration queries, checks)."""

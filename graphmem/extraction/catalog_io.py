@@ -81,6 +81,8 @@ def _parse_json(text: str, what: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidCatalog(f"{what}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise InvalidCatalog(f"{what}: JSON nested too deeply") from None
 
 
 def _parse_yaml(text: str, what: str) -> Any:
@@ -93,6 +95,8 @@ def _parse_yaml(text: str, what: str) -> Any:
         at = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise InvalidCatalog(f"{what}: invalid YAML{at}: {problem}") from None
+    except RecursionError:
+        raise InvalidCatalog(f"{what}: YAML nested too deeply") from None
 
 
 def _csv_rows(text: str, what: str, required: tuple[str, ...], known: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:

@@ -1,0 +1,126 @@
+"""Load (issue 8.4): a bounded load test on loopback against the API as a real process.
+
+20 users ingest turns and read context blocks at once, for a warm-up round and 3 measured rounds
+of 10 s. Promised: zero errors, stable memory (RSS of the API process does not grow across the
+measured rounds beyond a small tolerance), and the latency p50/p99 are printed.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+
+import httpx
+import psutil
+import pytest
+
+from graphmem.settings import PROJECT_ROOT
+from graphmem.store import UserRef
+from tests.reliability import FUTURE, ApiProcess, keys_spec, run_id, settings_env
+
+pytestmark = [pytest.mark.neo4j, pytest.mark.slow]
+
+USERS = 20
+ROUND_S = 10.0
+ROUNDS = 3
+WARMUP_S = 5.0
+# RSS may move by allocator noise; a leak proportional to traffic would show as steady growth.
+RSS_TOLERANCE = 0.08
+TEXTS = [
+    "I want to learn Django and Kubernetes.",
+    "我对Django框架很感兴趣，也想学Python基础",
+    "I struggle with Docker Compose and SQLAlchemy.",
+    "Django requires Linux server administration.",
+    "I hate React. React uses Redux.",
+    "PostgreSQL和Nginx都要学",
+    "How do I deploy Django with Nginx?",
+    "Flask or Django for a REST API?",
+]
+FOCUSES = [None, "How do I deploy Django?", "React", "数据库"]
+
+
+def test_twenty_users_three_rounds_zero_errors_stable_memory(settings, store, tmp_path):
+    run = run_id()
+    key, tenant = f"load-key-{run}", f"load-{run}"
+    env = {**settings_env(settings), "GRAPHMEM_API_KEYS": keys_spec({key: tenant})}
+    api = ApiProcess(env, log_path=tmp_path / "api.log").start()
+    proc = psutil.Process(api.pid)
+    try:
+        with api.client(key) as c:
+            assert c.put("/v1/catalog", content=(PROJECT_ROOT / "demo" / "catalog.yaml").read_bytes(),
+                         headers={"content-type": "application/yaml"}).status_code == 200
+
+        stop = threading.Event()
+        latencies: list[tuple[str, float]] = []
+        errors: list[str] = []
+        lock = threading.Lock()
+        counter = [0]
+
+        def user_loop(u: int) -> None:
+            uid = f"load-user-{u}"
+            with httpx.Client(base_url=api.base_url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as c:
+                n = 0
+                while not stop.is_set():
+                    n += 1
+                    with lock:
+                        counter[0] += 1
+                        seq = counter[0]
+                    text = TEXTS[(u + n) % len(TEXTS)]
+                    calls = [("ingest", lambda: c.post(f"/v1/users/{uid}/turns", json={
+                        "session_id": f"s{n // 10}",
+                        "turns": [{"turn_id": f"t{seq}", "role": "user", "text": text, "ts": FUTURE.format(1 + n % 9)}]})),
+                             ("context", lambda: c.get(f"/v1/users/{uid}/context", params={
+                                 k: v for k, v in {"focus": FOCUSES[n % len(FOCUSES)]}.items() if v}))]
+                    for kind, fn in calls:
+                        started = time.perf_counter()
+                        try:
+                            r = fn()
+                            ok = r.status_code == 200
+                            detail = f"{kind} {r.status_code} {r.text[:200]}"
+                        except httpx.HTTPError as exc:
+                            ok, detail = False, f"{kind} {type(exc).__name__}: {exc}"
+                        elapsed = time.perf_counter() - started
+                        if elapsed > 5:
+                            print(f"slow: {kind} {uid} {elapsed:.1f} s at {time.strftime('%H:%M:%S')}")
+                        with lock:
+                            latencies.append((kind, elapsed))
+                            if not ok:
+                                errors.append(detail)
+
+        threads = [threading.Thread(target=user_loop, args=(u,), daemon=True) for u in range(USERS)]
+        for t in threads:
+            t.start()
+        rss: list[int] = []
+        counts: list[int] = []
+        time.sleep(WARMUP_S)
+        for _ in range(ROUNDS):
+            with lock:
+                del latencies[:]
+            time.sleep(ROUND_S)
+            with lock:
+                counts.append(len(latencies))
+                round_latencies = sorted(x for _, x in latencies)
+            rss.append(proc.memory_info().rss)
+            p50 = statistics.median(round_latencies)
+            p99 = round_latencies[int(0.99 * (len(round_latencies) - 1))]
+            print(f"load round: {len(round_latencies)} requests, {len(round_latencies) / ROUND_S:.1f} req/s, "
+                  f"p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, RSS {rss[-1] / 2**20:.0f} MiB")
+        stop.set()
+        for t in threads:
+            t.join(60)
+
+        assert errors == [], errors[:10]
+        assert all(n > USERS for n in counts), counts  # every round did real work
+        growth = (rss[-1] - rss[0]) / rss[0]
+        print(f"load: RSS {', '.join(f'{r / 2**20:.0f}' for r in rss)} MiB (growth {growth:+.1%}); "
+              f"tolerance {RSS_TOLERANCE:.0%}")
+        assert growth <= RSS_TOLERANCE, [r / 2**20 for r in rss]
+        assert "Traceback" not in api.log_tail(200)
+    finally:
+        api.stop()
+        for u in range(USERS):
+            try:
+                store.erase_user(UserRef(tenant, f"load-user-{u}"))
+            except Exception:  # noqa: BLE001 - clean-up only
+                pass
