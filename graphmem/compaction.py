@@ -118,20 +118,29 @@ def _active_count(graph: UserGraph) -> int:
 def assign_tiers(graph: UserGraph, ranking: Ranking, config: CompactionConfig) -> dict[str, Tier]:
     """Tier of every concept.
 
-    * survivors: ``final >= threshold`` ("at or above": exactly 5 survives);
+    * survivors: ``final >= threshold`` ("at or above": exactly 5 survives), or
+      the user's own decayed mention weight ``>= threshold`` (what the user
+      named themself is never folded away by propagation alone);
     * ``core``: the ``core_size`` heaviest survivors that the user mentioned
       themself and does not dislike. If no survivor qualifies, the heaviest
-      non-disliked survivor becomes core, so core is never empty while any
+      non-disliked survivors (up to ``core_size``) become core, so core is never empty while any
       non-disliked concept survives. Disliked concepts are never core;
     * ``related``: all other survivors;
     * ``compacted``: everything below the threshold.
     """
-    survivors = [k for k in graph.concepts if ranking.weight(k) >= config.threshold]
+    # A concept the user named themself often enough (own decayed mention weight at the
+    # threshold: one fresh mention) survives even when PageRank hands most of its weight on
+    # to its neighbours: in a long chat with many co-occurrences, a film the user asked about
+    # once otherwise fell to ~3 and was folded away while its neighbours survived.
+    survivors = [k for k in graph.concepts
+                 if ranking.weight(k) >= config.threshold or ranking.user_initial(k) >= config.threshold]
     ordered = sort_keys(survivors, graph, ranking)
     eligible = [k for k in ordered if graph.concepts[k].stance is not Stance.dislikes]
     core = [k for k in eligible if has_user_mention(graph.concepts[k])][: max(0, config.core_size)]
     if not core and eligible and config.core_size > 0:
-        core = eligible[:1]
+        # A user who names nothing themself (a student answering "36", "ok"): the
+        # conversation's heaviest survivors are their core topics.
+        core = eligible[: config.core_size]
     core_set = set(core)
     tiers: dict[str, Tier] = {k: Tier.compacted for k in graph.concepts}
     for k in survivors:

@@ -84,10 +84,13 @@ class ContextConfig:
     # A prompt block never needs thousands of items, and the bound keeps
     # rendering cost independent of graph size.
     max_items_per_section: int | None = 50
+    # How many conversation topics stand in for core topics when no concept is core
+    # (see select_context); 0 turns the fallback off.
+    core_size: int = 5
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ContextConfig:
-        return cls(threshold=settings.threshold, gap_depth=settings.gap_depth)
+        return cls(threshold=settings.threshold, gap_depth=settings.gap_depth, core_size=settings.core_size)
 
 
 @dataclass(frozen=True)
@@ -140,7 +143,10 @@ def select_context(
 ) -> ContextSelection:
     """Pick and order the concepts of a block.
 
-    * ``core_topics``: tier ``core``, heaviest first;
+    * ``core_topics``: tier ``core``, heaviest first; when there are fewer
+      than ``config.core_size`` (learning and general scopes), the heaviest
+      other mentioned, not disliked concepts follow, up to ``core_size`` (the
+      conversation's topics, below the threshold or not the user's own);
     * ``related_concepts``: tier ``related``, not disliked; neighbours of a
       core topic first, each group heaviest first;
     * ``knowledge_gaps`` (learning): :func:`graphmem.gaps.find_gaps` from the
@@ -168,6 +174,21 @@ def select_context(
         return xs if cap is None else xs[: max(0, cap)]
 
     core = sort_keys((k for k in concepts if tier_of(k) is Tier.core), graph, ranking)
+    core_reason = "interest" if sc is Scope.recommendation else "core topic"
+    below: set[str] = set()
+    if sc is not Scope.recommendation and len(core) < config.core_size:
+        # Fewer core topics than core_size (a learner who only answered "36" and "ok" while the
+        # tutor named the topic once or twice): the conversation's heaviest other concepts are
+        # still what this learner is working on, so they fill the core topics up to core_size,
+        # after the real ones and marked as below the threshold.
+        taken = set(core)
+        fill = sort_keys(
+            (k for k, n in concepts.items()
+             if k not in taken and n.stance is not Stance.dislikes and ranking.initial(k) > 0),
+            graph, ranking,
+        )[: config.core_size - len(core)]
+        below = set(fill)
+        core = core + fill
     sections: dict[str, tuple[ContextItem, ...]] = {}
 
     focus = [k for k in dict.fromkeys(focus_keys) if k in concepts]
@@ -175,8 +196,9 @@ def select_context(
         sections["current_topic"] = tuple(item(k, "focus of the current question") for k in capped(focus))
 
     if "core_topics" in wanted:
-        reason = "interest" if sc is Scope.recommendation else "core topic"
-        sections["core_topics"] = tuple(item(k, f"{reason} (rank {i + 1})") for i, k in enumerate(capped(core)))
+        sections["core_topics"] = tuple(
+            item(k, f"{'topic of the conversation, below the threshold' if k in below else core_reason} (rank {i + 1})")
+            for i, k in enumerate(capped(core)))
 
     # Gaps are found first: a concept listed as a gap (or as the current topic) is not
     # repeated under related_concepts, where it would cost tokens and blur the message.
@@ -190,7 +212,7 @@ def select_context(
     if "related_concepts" in wanted:
         adjacency = ranking.neighbours()
         near = {nb for c in core for nb in adjacency.get(c, ())}
-        shown_elsewhere = set(gap_keys) | (set(focus) if "current_topic" in wanted else set())
+        shown_elsewhere = set(gap_keys) | (set(focus) if "current_topic" in wanted else set()) | below
         related = [
             k for k in concepts
             if tier_of(k) is Tier.related and concepts[k].stance is not Stance.dislikes and k not in shown_elsewhere

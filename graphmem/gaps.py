@@ -100,7 +100,10 @@ def find_gaps(
         (:func:`dependency_map`) to ``config.depth`` hops. A concept reached is a
         gap when the user has not shown it (:func:`is_shown`). The walk goes on
         through gaps but stops at shown concepts: a learner who shows a
-        prerequisite is presumed to have its own prerequisites. Roots are not
+        prerequisite is presumed to have its own prerequisites. Likewise, what
+        a concept the user says they *know* (stance ``knows``, not a root)
+        depends on, at any depth, is presumed known and is no gap ("I know
+        linear regression" implies its prerequisites). Roots are not
         gaps unless the user is confused by them (depth 0). Every concept the
         user is confused by is a gap; those no root depends on come last.
 
@@ -113,6 +116,7 @@ def find_gaps(
     root_set = set(root_list)
     depth: dict[str, int] = {r: 0 for r in root_list}
     dependents: dict[str, list[tuple[str, RelationType]]] = {}
+    presumed = _presumed_known(graph, deps, root_set)
     frontier = list(root_list)
     for d in range(1, max(0, config.depth) + 1):
         nxt: list[str] = []
@@ -121,7 +125,7 @@ def find_gaps(
                 if a in root_set:
                     continue
                 if a not in depth:
-                    if is_shown(graph, ranking, a, config.threshold):
+                    if a in presumed or is_shown(graph, ranking, a, config.threshold):
                         continue
                     depth[a] = d
                     nxt.append(a)
@@ -151,6 +155,22 @@ def find_gaps(
         ds = tuple(dependents.get(k, ()))
         out.append(Gap(k, gap_depth[k], ds, k in confused, _reason(graph, gap_depth[k], ds, k in confused)))
     return out
+
+
+def _presumed_known(graph: UserGraph, deps: Mapping[str, list[tuple[str, RelationType]]], roots: set[str]) -> set[str]:
+    """Every dependency, at any depth, of a non-root concept the user says they know.
+
+    Concepts the user is confused by are never presumed known.
+    """
+    stack = [k for k, n in graph.concepts.items() if n.stance is Stance.knows and k not in roots]
+    seen: set[str] = set()
+    while stack:
+        b = stack.pop()
+        for a, _ in deps.get(b, ()):
+            if a not in seen and a not in roots:
+                seen.add(a)
+                stack.append(a)
+    return {k for k in seen if k in graph.concepts and graph.concepts[k].stance is not Stance.confused}
 
 
 def _learning_order(keys: Iterable[str], deps: Mapping[str, list[tuple[str, RelationType]]], graph: UserGraph) -> list[str]:

@@ -151,6 +151,8 @@ class LocalNeo4j:
             "--password", self.settings.neo4j_password,
             "--conf", f"server.memory.pagecache.size={self.settings.neo4j_pagecache}",
             "--conf", "dbms.memory.transaction.total.max=4g",
+            # A stuck transaction becomes an error (the API answers 503) instead of a hang.
+            "--conf", "db.transaction.timeout=120s",
             # The Browser may fetch guides (:play) from the local graphmem service.
             "--conf", "browser.remote_content_hostname_whitelist=localhost,127.0.0.1,guides.neo4j.com",
         ]

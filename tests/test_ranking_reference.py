@@ -135,10 +135,13 @@ def test_disliked_concept_is_never_core_and_is_avoided() -> None:
 
 
 def test_core_needs_a_user_mention_but_is_never_empty() -> None:
-    # Only assistant mentions: 4 × 0.3 × 10 = 12 survives; no user-mentioned survivor -> it becomes core.
-    g = graph([node("a", 0, 4), node("b", 0, 2)], [])
+    # Only assistant mentions: 4 × 0.3 × 10 = 12 and 2 × 0.3 × 10 = 6 both survive; no
+    # user-mentioned survivor -> the heaviest survivors (up to core_size) become core.
+    g = graph([node("a", 0, 4), node("b", 0, 2), node("c", 0, 1)], [])
     tiers = assign_tiers(g, rank(g, REF), CompactionConfig())
-    assert tiers == {"a": Tier.core, "b": Tier.related}
+    assert tiers == {"a": Tier.core, "b": Tier.core, "c": Tier.compacted}  # c: 3 < 5
+    assert assign_tiers(g, rank(g, REF), CompactionConfig(core_size=1)) == {
+        "a": Tier.core, "b": Tier.related, "c": Tier.compacted}
 
 
 def test_unknown_endpoints_and_self_loops_are_ignored() -> None:

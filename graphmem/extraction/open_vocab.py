@@ -56,13 +56,15 @@ GENERIC_EN = frozenset(
     prerequisite prerequisites prereq prereqs foundation foundations basis groundwork requirement
     requirements dependency dependencies component components subfield branch chapter section
     subject concept concepts field topic topics building block blocks
+    effort approach look piece pieces whiteboard screen
     """.split()
 )
 # Leading words dropped from a noun chunk: they carry no concept ("my first Python project").
 _LEADING_FILLER = frozenset(
     """good new old other same whole first next last final current big little few many much some
     any every each all own certain particular different various main basic simple real actual
-    entire great nice bad best better more most less such several this that these those""".split()
+    entire great nice bad best better more most less such several this that these those
+    how excellent just overall total final""".split()
 )
 
 GENERIC_ZH = frozenset(

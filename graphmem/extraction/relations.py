@@ -62,6 +62,15 @@ EN_PATTERNS: tuple[CuePattern, ...] = (
     CuePattern(P, False, _re(r"^\s*(?:really\s+|directly\s+|heavily\s+)?(?P<cue>builds?\s+(?:up\s+)?on|is\s+built\s+(?:up\s+)?on|are\s+built\s+(?:up\s+)?on|is\s+based\s+on|are\s+based\s+on|depends?\s+on\s+(?:knowing|understanding)|assumes?\s+(?:you\s+know\s+)?|presupposes)\s+" + _DET + r"$")),
     # "to understand Y you need X", "learn Y after X" (source X)
     CuePattern(P, False, _re(r"^\s*,?\s*(?:(?:you|one|we)\s+)?(?:first\s+)?(?P<cue>need|needs|must|have to|has to|should)\s+(?:to\s+)?(?:first\s+)?(?:know|learn|understand|master|study|be comfortable with)\s+" + _DET + r"$"), before=_re(r"\bto\s+(?:understand|learn|study|master|grasp|tackle|do)\s+" + _DET + r"$")),
+    # Definitional and derivational cues of explanatory text: "Y is defined in terms of X",
+    # "Y is a generalization / extension / special case / variant of X", "Y is a theorem
+    # about X", "Y is an algorithm for (inference in) X", "Y can be fit using X",
+    # "Y follows from X" — Y presupposes X (source X).
+    CuePattern(P, False, _re(r"^\s*,?\s*(?:which\s+)?(?:is|are|can\s+be|may\s+be|is\s+often|are\s+often|is\s+usually|are\s+usually)\s+(?P<cue>(?:defined|given|formulated|specified|expressed|characteri[sz]ed)\s+(?:in\s+terms\s+of|as|using|via))\s+(?:[\w-]+,?\s+(?:an?\s+)?){0,1}?" + _DET + r"$")),
+    CuePattern(P, False, _re(r"^\s*,?\s*(?:which\s+)?(?:is|are)\s+(?:(?:a|an|the|one)\s+)?(?:[\w-]+\s+){0,2}?(?P<cue>generali[sz]ations?|extensions?|special\s+cases?|variants?|versions?|elaborations?|refinements?|modifications?|theorems?|statements?|operations?|algorithms?|methods?|techniques?|procedures?|ways?)\s+(?:of|on|about|for|to)\s+(?:(?:[\w-]+ing|inference|learning|estimation|inference\s+and\s+learning)\s+(?:in|of|for|on)?\s*)?" + _DET + r"$")),
+    CuePattern(P, False, _re(r"^\s*,?\s*(?:which\s+)?(?P<cue>generali[sz]es|generali[sz]e|extends|extend|refines|follows\s+(?:directly\s+)?from|follow\s+from|(?:is|are)\s+derived\s+from|(?:can|may)\s+be\s+derived\s+from|(?:is|are|can\s+be)\s+(?:fit|fitted|trained|learned|computed|solved|constructed|estimated|optimi[sz]ed|approximated)\s+(?:using|with|via|by))\s+(?:the\s+)?(?:(?:definition|closed-form\s+solution|properties)\s+(?:of|to)\s+)?(?:various\s+)?" + _DET + r"$")),
+    # "X motivates Y": X comes first.
+    CuePattern(P, True, _re(r"^\s*,?\s*(?:which\s+|that\s+)?(?:is\s+(?:a|an)\s+(?:[\w-]+\s+){0,3}?that\s+)?(?P<cue>motivates|motivate)\s+" + _DET + r"$")),
     CuePattern(P, False, _re(r"^\s*(?:only\s+)?(?P<cue>after)\s+(?:(?:learning|studying|mastering|you\s+(?:know|learn|have\s+learned|master))\s+)?" + _DET + r"$"), before=_re(_LEARN + r"\s+" + _DET + r"$")),
     # --- uses: "Y uses X" (source Y), "X is used by Y" (source Y) -------
     CuePattern(U, True, _re(r"^\s*(?:also\s+|actually\s+|heavily\s+|internally\s+|mostly\s+|often\s+|usually\s+|typically\s+|can\s+|could\s+|will\s+|may\s+|might\s+|does\s+)?(?P<cue>uses|use|is\s+using|are\s+using|used|makes\s+use\s+of|make\s+use\s+of|relies\s+on|rely\s+on|leverages|is\s+powered\s+by|runs\s+on|employs|uses\s+the)\s+" + _DET + r"$")),
@@ -143,6 +152,20 @@ def _make(text: str, rtype: RelationType, src: ConceptMention, tgt: ConceptMenti
     )
 
 
+# A sentence-initial pronoun ("It", "This", "These models") standing for the turn's topic.
+_PRONOUN = re.compile(r"\s*(?P<pron>(?:it|they|this|these)(?:\s+(?:concept|method|model|models|algorithm|technique|theorem|result|approach|distribution|operation|idea|definition))?)\b", re.IGNORECASE)
+CONF_PRONOUN = 0.6
+
+
+def _topic(text: str, mentions: list[ConceptMention]) -> ConceptMention | None:
+    """The mention that opens the turn ("The X of …", "X is …"), if one does."""
+    if not mentions:
+        return None
+    first = mentions[0]
+    head = text[: first.start].strip().lower()
+    return first if head in ("", "the", "a", "an", "in", "a(n)") else None
+
+
 def extract_relations(text: str, language: str, sentences: list[tuple[int, int]], mentions: list[ConceptMention]) -> list[RelationMention]:
     """Cue-pattern relations plus sentence co-occurrence. `mentions` must be sorted by start."""
     patterns = ZH_PATTERNS if language == "zh" else EN_PATTERNS
@@ -179,6 +202,26 @@ def extract_relations(text: str, language: str, sentences: list[tuple[int, int]]
                         out.append(_make(text, pat.type, src, tgt, cue, ExtractorName.pattern, CONF_PATTERN))
                     linked.add(frozenset((src.key, tgt.key)))
                 break
+        # "X is … . It is a generalization of Y": a sentence opening with a pronoun is
+        # about the turn's topic (the mention that opens the turn).
+        topic = _topic(text, mentions)
+        if topic is not None and sent and s_start > topic.end:
+            m = _PRONOUN.match(text, s_start, sent[0].start)
+            if m is not None:
+                ref = topic.model_copy(update={"start": m.start("pron"), "end": m.end("pron")})
+                b = sent[0]
+                for pat in patterns:
+                    if pat.before is not None or b.key == topic.key:
+                        continue
+                    cue = _find_cue(pat, text, ref, b, s_start, s_end)
+                    if cue is None:
+                        continue
+                    src, tgt = (topic, b) if pat.forward else (b, topic)
+                    sig = (src.key, pat.type.value, tgt.key)
+                    if sig not in seen:
+                        seen.add(sig)
+                        out.append(_make(text, pat.type, src, tgt, cue, ExtractorName.pattern, CONF_PRONOUN))
+                    break
         # Weak co-occurrence for the rest of the sentence's concept pairs.
         uniq: list[ConceptMention] = []
         for m in sent:
