@@ -44,7 +44,8 @@ def test_erase_removes_everything_of_the_user_and_nothing_else(settings, store):
         f"I want to learn Django and {marker} frameworks.",
         "我对Django框架很感兴趣，也想学Python基础",
         f"Django requires Linux server administration. I hate React. {marker} uses Kubernetes.",
-        "I struggle with Docker Compose and SQLAlchemy.",
+        # The scan below searches the whole database: every needle text must be this run's own.
+        f"I struggle with Docker Compose and SQLAlchemy (ticket {run}).",
     ]
     kept_texts = ["I want to learn Django and Kubernetes.", "I struggle with Docker Compose."]
     api = start_api(settings.model_copy(update={"api_keys": keys_spec({key: tenant})}))
