@@ -91,12 +91,23 @@ def _wait(drv: Any, what: str, check: Callable[[Any], Any], timeout: float = WAI
         pytest.fail(f"timed out after {timeout:.0f} s waiting for {what} (screenshot: tests/artifacts/browser-failure.png)")
 
 
+def _click(drv: Any, element: Any) -> None:
+    """A pointer click, or the same click from JavaScript when a label or toast overlaps the element
+    (seen on some window layouts: the click is "intercepted" by an overlapping form label)."""
+    from selenium.common.exceptions import ElementClickInterceptedException
+
+    try:
+        element.click()
+    except ElementClickInterceptedException:
+        drv.execute_script("arguments[0].click()", element)
+
+
 def _click_play(drv: Any, pre: Any) -> None:
     """Clicks the play icon the Browser puts in front of a runnable block (runs it, no editor round trip)."""
     from selenium.webdriver.common.by import By
 
     drv.execute_script("arguments[0].scrollIntoView({block: 'center'})", pre)
-    pre.find_element(By.CSS_SELECTOR, "i").click()
+    _click(drv, pre.find_element(By.CSS_SELECTOR, "i"))
 
 
 def _runnable(drv: Any, starts_with: str) -> Any:
@@ -157,7 +168,7 @@ def test_learner_graph_in_the_browser(driver: Any, settings: Settings, store, ap
             f"127.0.0.1:{settings.neo4j_bolt_port}")
         user_box[0].send_keys(settings.neo4j_user)
         driver.find_element(By.CSS_SELECTOR, "[data-testid=password]").send_keys(settings.neo4j_password)
-        driver.find_element(By.CSS_SELECTOR, "[data-testid=connect]").click()
+        _click(driver, driver.find_element(By.CSS_SELECTOR, "[data-testid=connect]"))
         _wait(driver, "the connection", lambda d: "You are connected as user" in d.find_element(By.TAG_NAME, "body").text)
 
         # 2. Open the guide from the editor, as a user would type it.
@@ -175,7 +186,7 @@ def test_learner_graph_in_the_browser(driver: Any, settings: Settings, store, ap
         assert CORE_COLOUR in grass and "{name}" in grass
 
         # 4. Next slide: the learner's queries; run the user graph with one click.
-        driver.find_element(By.CSS_SELECTOR, "[data-testid=nextSlide]").click()
+        _click(driver, driver.find_element(By.CSS_SELECTOR, "[data-testid=nextSlide]"))
         prefix = f"MATCH (u:User {{tenant: '{real_demo_tenant}', id: '{LEARNER}'}})"
         query = _wait(driver, "the learner's slide", lambda d: _runnable(d, prefix))
         _click_play(driver, query)
