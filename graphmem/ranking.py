@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 import numpy as np
 
 from graphmem.models import ConceptNode, RelationType, Stance, UserGraph
+from graphmem.settings import DEFAULT_EDGE_WEIGHTS, DEFAULT_STANCE_MULTIPLIERS
 
 if TYPE_CHECKING:
     from graphmem.settings import Settings
@@ -39,18 +40,8 @@ class RankingConfig:
     method: RankerName = "pagerank"
     mention_weight: float = 10.0
     assistant_mention_fraction: float = 0.3
-    edge_weights: Mapping[str, float] = field(
-        default_factory=lambda: {
-            "prerequisite": 0.8,
-            "uses": 0.6,
-            "requires": 0.7,
-            "part_of": 0.5,
-            "related_to": 0.3,
-        }
-    )
-    stance_multipliers: Mapping[str, float] = field(
-        default_factory=lambda: {"interested": 1.5, "confused": 1.3, "knows": 0.7, "dislikes": 0.5}
-    )
+    edge_weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_EDGE_WEIGHTS))
+    stance_multipliers: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_STANCE_MULTIPLIERS))
     # None or <= 0 disables recency decay.
     recency_half_life_days: float | None = 30.0
     damping: float = 0.85

@@ -17,6 +17,17 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PASSWORD = "graphmem-local"
 
 
+# Defaults of the reference design, shared by Settings and the pure ranking config.
+DEFAULT_EDGE_WEIGHTS: dict[str, float] = {
+    "prerequisite": 0.8,
+    "uses": 0.6,
+    "requires": 0.7,
+    "part_of": 0.5,
+    "related_to": 0.3,
+}
+DEFAULT_STANCE_MULTIPLIERS: dict[str, float] = {"interested": 1.5, "confused": 1.3, "knows": 0.7, "dislikes": 0.5}
+
+
 def _default_neo4j_home() -> Path:
     return Path(platformdirs.user_data_dir("graphmem")) / "neo4j"
 
@@ -67,18 +78,8 @@ class Settings(BaseSettings):
     ranker: str = "pagerank"  # "pagerank" | "reference"
     mention_weight: float = 10.0
     assistant_mention_fraction: float = 0.3
-    edge_weights: dict[str, float] = Field(
-        default_factory=lambda: {
-            "prerequisite": 0.8,
-            "uses": 0.6,
-            "requires": 0.7,
-            "part_of": 0.5,
-            "related_to": 0.3,
-        }
-    )
-    stance_multipliers: dict[str, float] = Field(
-        default_factory=lambda: {"interested": 1.5, "confused": 1.3, "knows": 0.7, "dislikes": 0.5}
-    )
+    edge_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_EDGE_WEIGHTS))
+    stance_multipliers: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_STANCE_MULTIPLIERS))
     recency_half_life_days: float = 30.0
     pagerank_damping: float = 0.85
     threshold: float = 5.0
