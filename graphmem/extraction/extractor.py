@@ -24,6 +24,7 @@ from graphmem.extraction.language import EN, ZH, detect_language
 from graphmem.extraction.normalize import concept_key, sanitize
 from graphmem.extraction.open_vocab import (
     Candidate,
+    ZhLexicon,
     chinese_candidates,
     english_candidates,
     overlaps,
@@ -126,16 +127,20 @@ class ConceptExtractor:
             if not idxs:
                 continue
             run = self._run_zh if lang == ZH else self._run_en
-            docs = run([prepared[i][0] for i in idxs])
+            docs = list(run([prepared[i][0] for i in idxs]))
+            # Chinese names established anywhere in the batch (a cue, a title, a recurring
+            # merge) are looked up in every turn of it: see open_vocab.ZhLexicon.
+            lexicon = ZhLexicon.build(docs, pipelines.jieba_tags()) if lang == ZH else None
             for i, doc in zip(idxs, docs):
                 text, _, skipped = prepared[i]
                 role = roles[i] if roles is not None else "user"
-                results[i] = self._one(texts[i], text, lang, doc, role, skipped)
+                results[i] = self._one(texts[i], text, lang, doc, role, skipped, lexicon)
         return [r if r is not None else TurnExtraction(language=EN) for r in results]
 
     # -- one turn -------------------------------------------------------------------
 
-    def _one(self, original: str, text: str, lang: str, doc: Doc, role: str, skipped: list[SkippedCandidate]) -> TurnExtraction:
+    def _one(self, original: str, text: str, lang: str, doc: Doc, role: str, skipped: list[SkippedCandidate],
+             lexicon: ZhLexicon | None = None) -> TurnExtraction:
         max_len = self.settings.max_name_length
         mentions: list[ConceptMention] = []
         taken: list[tuple[int, int]] = []
@@ -155,7 +160,7 @@ class ConceptExtractor:
                 )
                 taken.append((hit.start, hit.end))
         if lang == ZH:
-            cands = chinese_candidates(doc, pipelines.jieba_tags())
+            cands = chinese_candidates(doc, pipelines.jieba_tags(), lexicon)
         else:
             cands = english_candidates(doc)
         # Longest candidate first, then the more confident one: "longest match wins".
