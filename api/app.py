@@ -22,13 +22,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from graphmem.errors import GraphmemError, InvalidCatalog, StoreUnavailable
+from graphmem.models import ContextResult
 from graphmem.extraction.catalog_io import parse_catalog
 from graphmem.service import GraphMemory
 from graphmem.settings import Settings, get_settings
 
 from .auth import KeyRing, load_keyring
 from .metrics import Metrics
-from .schemas import ContextRequest, ContextResponse, ErrorResponse, Format, IngestRequest, Scope as ScopeName
+from .schemas import ContextRequest, ErrorResponse, Format, IngestRequest, Scope as ScopeName
 
 log = logging.getLogger("graphmem.api")
 
@@ -252,7 +253,7 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
         metrics.block_tokens.observe(result.tokens)
         return result.to_dict()
 
-    @app.get("/v1/users/{user_id}/context", tags=["context"], response_model=ContextResponse,
+    @app.get("/v1/users/{user_id}/context", tags=["context"], response_model=ContextResult,
              responses={**ERRORS, 409: {"model": ErrorResponse, "description": "CONTEXT_LOOP_DETECTED"}},
              summary="The user's context block for the next LLM call")
     def get_context(
@@ -268,7 +269,7 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
                              tag=tag)
         return _context(mem, tenant, user_id, req)
 
-    @app.post("/v1/users/{user_id}/context", tags=["context"], response_model=ContextResponse,
+    @app.post("/v1/users/{user_id}/context", tags=["context"], response_model=ContextResult,
               responses={**ERRORS, 409: {"model": ErrorResponse, "description": "CONTEXT_LOOP_DETECTED"}},
               summary="The context block, with the prompt being assembled (loop detection)")
     def post_context(user_id: UserId, body: ContextRequest, tenant: Tenant, mem: Memory) -> dict[str, Any]:

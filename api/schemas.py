@@ -36,22 +36,6 @@ class ContextRequest(BaseModel):
                                description="the prompt being assembled, for loop detection")
 
 
-class ContextResponse(BaseModel):
-    block: str
-    tokens: int
-    format: str
-    scope: str
-    tag: str
-    core_topics: list[str]
-    related_concepts: list[str]
-    knowledge_gaps: list[str]
-    current_topic: list[str]
-    avoid: list[str]
-    truncated: bool
-    dropped: int
-    evidence: dict[str, list[str]] = Field(default_factory=dict)
-
-
 class ErrorBody(BaseModel):
     code: str
     message: str

@@ -122,4 +122,13 @@ SET i.name = CASE WHEN c.in_catalog OR i.own_name IS NULL THEN c.name ELSE i.own
     i.assistant_mentions = assistant_mentions, i.first_seen = first_seen, i.last_seen = last_seen,
     i.mention_ts = mention_ts, i.mention_roles = mention_roles, i.sessions = sessions,
     i.evidence = turn_ids[-20..], i.stance = stance, i.stance_at = stance_at
-RETURN count(i) AS interests;
+// The refreshed rows, shaped as user_interests returns them: the service updates its cached graph
+// with them instead of reloading every interest of the user after each ingest.
+RETURN i.key AS key, i.name AS name, c.type AS type, c.in_catalog AS in_catalog, c.critical AS critical,
+       coalesce(i.user_mentions, 0) AS user_mentions, coalesce(i.assistant_mentions, 0) AS assistant_mentions,
+       i.stance AS stance, i.first_seen.epochSeconds * 1000000 + i.first_seen.microsecond AS first_seen_us,
+       i.last_seen.epochSeconds * 1000000 + i.last_seen.microsecond AS last_seen_us,
+       coalesce(i.sessions, []) AS sessions, i.tier AS tier,
+       i.compacted_at.epochSeconds * 1000000 + i.compacted_at.microsecond AS compacted_at_us,
+       coalesce(i.evidence, []) AS evidence, coalesce(i.mention_ts, []) AS mention_ts,
+       coalesce(i.mention_roles, []) AS mention_roles, i.weight AS weight;

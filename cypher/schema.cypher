@@ -44,6 +44,24 @@ CREATE INDEX interest_user IF NOT EXISTS FOR (i:Interest) ON (i.tenant, i.user_i
 // Listing a tenant's concepts.
 CREATE INDEX concept_tenant IF NOT EXISTS FOR (c:Concept) ON (c.tenant);
 
+// name: schema_rel_owner_prerequisite
+// Relations by tenant and owner ('catalog' or 'u:<user>'): a user's own relations and a tenant's catalog
+// relations are found by index seek, not by expanding shared concept nodes that hold every other user's
+// relations too (38,000 relations on 400 concepts in the ingest benchmark's tenant).
+CREATE INDEX rel_owner_prerequisite IF NOT EXISTS FOR ()-[r:PREREQUISITE_OF]-() ON (r.tenant, r.owner);
+
+// name: schema_rel_owner_uses
+CREATE INDEX rel_owner_uses IF NOT EXISTS FOR ()-[r:USES]-() ON (r.tenant, r.owner);
+
+// name: schema_rel_owner_requires
+CREATE INDEX rel_owner_requires IF NOT EXISTS FOR ()-[r:REQUIRES]-() ON (r.tenant, r.owner);
+
+// name: schema_rel_owner_part_of
+CREATE INDEX rel_owner_part_of IF NOT EXISTS FOR ()-[r:PART_OF]-() ON (r.tenant, r.owner);
+
+// name: schema_rel_owner_related_to
+CREATE INDEX rel_owner_related_to IF NOT EXISTS FOR ()-[r:RELATED_TO]-() ON (r.tenant, r.owner);
+
 // name: schema_concept_fulltext
 // Full-text search over concept names and aliases (focus text -> concepts).
 CREATE FULLTEXT INDEX concept_names IF NOT EXISTS FOR (c:Concept) ON EACH [c.name, c.aliases_text];

@@ -35,6 +35,21 @@ WITH DISTINCT r
 RETURN startNode(r).key AS source, type(r) AS type, endNode(r).key AS target,
        r.scope AS scope, coalesce(r.confidence, 1.0) AS confidence;
 
+// name: edges_by_owner
+// Every relation of one owner in a tenant ('catalog', or a user's 'u:<id>'), by index seek per type.
+CALL () {
+  MATCH (a)-[r:PREREQUISITE_OF {tenant: $tenant, owner: $edge_owner}]->(b) RETURN a, r, b
+  UNION ALL
+  MATCH (a)-[r:USES {tenant: $tenant, owner: $edge_owner}]->(b) RETURN a, r, b
+  UNION ALL
+  MATCH (a)-[r:REQUIRES {tenant: $tenant, owner: $edge_owner}]->(b) RETURN a, r, b
+  UNION ALL
+  MATCH (a)-[r:PART_OF {tenant: $tenant, owner: $edge_owner}]->(b) RETURN a, r, b
+  UNION ALL
+  MATCH (a)-[r:RELATED_TO {tenant: $tenant, owner: $edge_owner}]->(b) RETURN a, r, b
+}
+RETURN a.key AS source, type(r) AS type, b.key AS target, r.scope AS scope, coalesce(r.confidence, 1.0) AS confidence;
+
 // name: user_concepts_by_key
 // Concept facts for neighbours the user has not mentioned: catalog concepts and the user's own only.
 UNWIND $keys AS key
@@ -52,6 +67,9 @@ RETURN count(t) AS turns, coalesce(sum(t.tokens), 0) AS tokens, max(t.ts).epochM
 // name: user_write_weights
 // Writes ranked weights and tiers back; the tier is also a label (Core, Related, Compacted) for the Browser.
 // A row without a tier keeps the stored one (concepts below the threshold wait for a compaction run).
+// Callers send only rows that changed (tier, or weight by more than 1 %), so ranked_at is when a row's
+// weight was last written, not when it was last ranked. A concept that leaves the compacted tier loses
+// its FOLDS link from the summary here, so links always match the stored tiers.
 UNWIND $rows AS row
 MATCH (u:User {tenant: $tenant, id: $user_id})
 MATCH (c:Concept {tenant: $tenant, key: row.key})
@@ -61,7 +79,7 @@ MERGE (i:Interest {tenant: $tenant, user_id: $user_id, key: row.key})
                 i.evidence = [], i.tier = 'related'
 MERGE (u)-[:HAS_INTEREST]->(i)
 MERGE (i)-[:ABOUT]->(c)
-WITH i, c, row, coalesce(row.tier, i.tier, 'related') AS tier
+WITH i, c, row, coalesce(row.tier, i.tier, 'related') AS tier, i.tier = 'compacted' AS was_compacted
 SET i.name = CASE WHEN c.in_catalog OR i.own_name IS NULL THEN c.name ELSE i.own_name END,
     i.initial_weight = row.initial, i.propagated_weight = row.propagated,
     i.weight = row.final, i.ranked_at = datetime(),
@@ -72,10 +90,15 @@ REMOVE i:Core:Related:Compacted
 FOREACH (_ IN CASE WHEN tier = 'core' THEN [1] ELSE [] END | SET i:Core)
 FOREACH (_ IN CASE WHEN tier = 'related' THEN [1] ELSE [] END | SET i:Related)
 FOREACH (_ IN CASE WHEN tier = 'compacted' THEN [1] ELSE [] END | SET i:Compacted)
-RETURN count(i) AS written;
+FOREACH (f IN CASE WHEN was_compacted AND tier <> 'compacted' THEN [(i)<-[x:FOLDS]-(:Summary {tenant: $tenant, user_id: $user_id}) | x] ELSE [] END | DELETE f)
+RETURN count(i) AS written, sum(CASE WHEN was_compacted AND tier <> 'compacted' THEN 1 ELSE 0 END) AS restored;
 
 // name: user_record_compaction
 // Records a compaction run and points the user's related_to_core_topics summary at what was folded.
+// With $replace the summary's FOLDS links are rebuilt from $folded_keys; without it they are updated
+// incrementally: links are added for $folded_keys (the newly compacted concepts), and restored
+// concepts already lost theirs in user_write_weights. count is the exact number of FOLDS links;
+// items are display names, capped by the caller (the heaviest 200).
 MATCH (u:User {tenant: $tenant, id: $user_id})
 CREATE (r:CompactionRun)
 SET r = $run, r.at = datetime($run.at), r.tenant = $tenant, r.user_id = $user_id
@@ -83,15 +106,27 @@ CREATE (u)-[:HAD_COMPACTION]->(r)
 MERGE (s:Summary {tenant: $tenant, user_id: $user_id})
   ON CREATE SET s.kind = 'related_to_core_topics', s.name = 'related_to_core_topics', s.created_at = datetime()
 MERGE (u)-[:HAS_SUMMARY]->(s)
-SET s.count = size($folded_keys), s.items = $folded_names, s.updated_at = datetime(), s.last_run = $run.id
+SET s.items = $folded_names, s.updated_at = datetime(), s.last_run = $run.id
 WITH s
-OPTIONAL MATCH (s)-[old:FOLDS]->()
-DELETE old
-WITH DISTINCT s
-UNWIND $folded_keys AS key
-MATCH (i:Interest {tenant: $tenant, user_id: $user_id, key: key})
-MERGE (s)-[:FOLDS]->(i)
-RETURN count(i) AS folded;
+CALL (s) {
+  OPTIONAL MATCH (s)-[old:FOLDS]->()
+  WITH old WHERE $replace
+  DELETE old
+}
+CALL (s) {
+  UNWIND $folded_keys AS key
+  MATCH (i:Interest {tenant: $tenant, user_id: $user_id, key: key})
+  MERGE (s)-[:FOLDS]->(i)
+}
+WITH s, COUNT { (s)-[:FOLDS]->() } AS folded
+SET s.count = folded
+RETURN folded;
+
+// name: user_summary_recount
+// After an ingest restored compacted concepts (their FOLDS links were removed): the summary's exact count.
+MATCH (s:Summary {tenant: $tenant, user_id: $user_id})
+SET s.count = COUNT { (s)-[:FOLDS]->() }
+RETURN s.count AS count;
 
 // name: user_summary
 // The user's related_to_core_topics summary (what compaction folded away, restorable).

@@ -285,7 +285,14 @@ def attach_to_core(
             elif dist[nb] == nd and not nearest[cur] <= nearest[nb]:
                 nearest[nb] = nearest[nb] | nearest[cur]
     core_order = {k: i for i, k in enumerate(core)}
-    return {t: tuple(sorted(nearest.get(t, ()), key=lambda k: core_order[k])) for t in targets}
+    none: tuple[str, ...] = ()
+    out: dict[str, tuple[str, ...]] = {}
+    for t in targets:
+        near = nearest.get(t)
+        # Most targets have one nearest core topic (or none): no sort needed.
+        out[t] = none if not near else tuple(near) if len(near) == 1 else tuple(
+            sorted(near, key=lambda k: core_order[k]))
+    return out
 
 
 def measure_compacted_tokens(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 from graphmem.errors import InvalidInput
 from graphmem.gaps import GapConfig, find_gaps
 from graphmem.models import Stance, Tier, UserGraph
-from graphmem.ranking import Ranking, sort_keys
+from graphmem.ranking import Ranking, sort_keys, top_keys
 
 if TYPE_CHECKING:
     from graphmem.settings import Settings
@@ -182,11 +182,11 @@ def select_context(
         # still what this learner is working on, so they fill the core topics up to core_size,
         # after the real ones and marked as below the threshold.
         taken = set(core)
-        fill = sort_keys(
+        fill = top_keys(
             (k for k, n in concepts.items()
              if k not in taken and n.stance is not Stance.dislikes and ranking.initial(k) > 0),
-            graph, ranking,
-        )[: config.core_size - len(core)]
+            graph, ranking, config.core_size - len(core),
+        )
         below = set(fill)
         core = core + fill
     sections: dict[str, tuple[ContextItem, ...]] = {}

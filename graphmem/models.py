@@ -13,7 +13,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -290,6 +290,27 @@ class IngestResult(BaseModel):
     accepted: list[str]
     duplicates: list[str]
     edits: list[TurnEditLog]
+
+
+class ContextResult(BaseModel):
+    """A rendered context block and the names in each of its sections (the API's response body)."""
+
+    block: str
+    tokens: int
+    format: str
+    scope: str
+    tag: str
+    core_topics: list[str]
+    related_concepts: list[str]
+    knowledge_gaps: list[str]
+    current_topic: list[str]
+    avoid: list[str]
+    truncated: bool
+    dropped: int
+    evidence: dict[str, list[str]] = Field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump()
 
 
 # ---------------------------------------------------------------------------

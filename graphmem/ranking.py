@@ -14,6 +14,7 @@ behave identically under either ranker.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -343,6 +344,17 @@ def sort_keys(keys: Iterable[str], graph: UserGraph, ranking: Ranking) -> list[s
     Weights are rounded to 9 decimals first so that concepts whose weights
     differ only by floating-point noise fall back to the name order.
     """
+    return sorted(keys, key=_order_key(graph, ranking))
+
+
+def top_keys(keys: Iterable[str], graph: UserGraph, ranking: Ranking, n: int) -> list[str]:
+    """``sort_keys(keys, graph, ranking)[:n]`` without sorting everything (keys are distinct)."""
+    if n <= 0:
+        return []
+    return heapq.nsmallest(n, keys, key=_order_key(graph, ranking))
+
+
+def _order_key(graph: UserGraph, ranking: Ranking):  # noqa: ANN202 - a sort key function
     weight = ranking.weight
     concepts = graph.concepts
 
@@ -350,7 +362,7 @@ def sort_keys(keys: Iterable[str], graph: UserGraph, ranking: Ranking) -> list[s
         node = concepts.get(key)
         return (-round(weight(key), 9), node.name if node else key, key)
 
-    return sorted(keys, key=k)
+    return k
 
 
 # ---------------------------------------------------------------------------

@@ -83,7 +83,9 @@ class StoredTurn:
 class IngestWrite:
     accepted: list[str]
     duplicates: list[str]
-    version: int
+    version: int  # the user's graph version before this write (the write makes it version + 1)
+    # The refreshed interest rows of the concepts this write touched (user_interests' shape).
+    interests: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -97,11 +99,19 @@ class WeightRow:
 
 @dataclass(frozen=True)
 class CompactionRecord:
-    """A compaction run to record together with the tiers it produced."""
+    """A compaction run to record together with the tiers it produced.
+
+    With ``replace`` (the default) the summary's FOLDS links are rebuilt from ``folded_keys``.
+    Without it, ``folded_keys`` are only the newly compacted concepts: links are added for them,
+    and restored concepts lose theirs when their row is written (``user_write_weights``), so a run
+    costs what changed, not the graph's size. ``folded_names`` are display items and may be capped;
+    the summary's ``count`` is always the exact number of FOLDS links.
+    """
 
     run: dict[str, Any]
     folded_keys: list[str]
     folded_names: list[str]
+    replace: bool = True
 
 
 @dataclass(frozen=True)
@@ -140,6 +150,34 @@ def _activity_clock(last_ms: int | None) -> datetime:
     return datetime.fromtimestamp(last_ms / 1000.0, tz=timezone.utc)
 
 
+def _interest_node(r: dict[str, Any]) -> ConceptNode:
+    """A user_interests (or ingest_refresh_interests) row to a graph node."""
+    return ConceptNode(
+        key=r["key"], name=r["name"], type=r["type"],
+        user_mentions=int(r["user_mentions"]), assistant_mentions=int(r["assistant_mentions"]),
+        stance=Stance(r["stance"]) if r["stance"] else None,
+        first_seen=_from_epoch_us(r["first_seen_us"]), last_seen=_from_epoch_us(r["last_seen_us"]),
+        sessions=tuple(r["sessions"]), in_catalog=bool(r["in_catalog"]), critical=bool(r["critical"]),
+        tier=Tier(r["tier"]) if r["tier"] else None, compacted_at=_from_epoch_us(r["compacted_at_us"]),
+        evidence=tuple(r["evidence"]), mention_times=tuple(float(x) for x in r["mention_ts"]),
+        mention_roles=tuple(r["mention_roles"]),
+        weight=float(r["weight"]) if r["weight"] is not None else None,
+    )
+
+
+def _adjacency(rows: Iterable[dict[str, Any]]) -> dict[str, list[tuple[Any, ConceptEdge]]]:
+    """Relation rows (source, type, target, scope, confidence) -> both endpoints' (edge key, edge) lists."""
+    adj: dict[str, list[tuple[Any, ConceptEdge]]] = {}
+    for r in rows:
+        edge = ConceptEdge(r["source"], r["target"], REL_TYPE_FROM_NEO4J[r["type"]], r["scope"] or "catalog",
+                           float(r["confidence"]))
+        item = ((edge.source, edge.target, r["type"], edge.scope), edge)
+        adj.setdefault(edge.source, []).append(item)
+        if edge.target != edge.source:
+            adj.setdefault(edge.target, []).append(item)
+    return adj
+
+
 def _iso(value: Any) -> str | None:
     native = _native(value)
     return native.isoformat() if isinstance(native, datetime) else native
@@ -150,6 +188,8 @@ class Neo4jStore:
         self.settings = settings
         self.cypher: CypherLibrary = load_library(settings.cypher_dir)
         self.database = settings.neo4j_database
+        # tenant -> (catalog version, catalog relations by concept key); see _catalog_adjacency.
+        self._catalog_edges: dict[str, tuple[int, dict[str, list[tuple[Any, ConceptEdge]]]]] = {}
         self._driver = driver or GraphDatabase.driver(
             settings.neo4j_uri or f"bolt://127.0.0.1:{settings.neo4j_bolt_port}",
             auth=(settings.neo4j_user, settings.neo4j_password),
@@ -260,8 +300,8 @@ class Neo4jStore:
                     new_turns.append(turn)
             if not new_turns:
                 return IngestWrite([], duplicates, version)
-            self._write_turn_rows(tx, user, session_id, new_turns, fault)
-            return IngestWrite([t.turn_id for t in new_turns], duplicates, version)
+            interests = self._write_turn_rows(tx, user, session_id, new_turns, fault)
+            return IngestWrite([t.turn_id for t in new_turns], duplicates, version, tuple(interests))
 
         for attempt in range(3):
             try:
@@ -274,7 +314,7 @@ class Neo4jStore:
 
     def _write_turn_rows(
         self, tx: ManagedTransaction, user: UserRef, session_id: str, turns: Sequence[StoredTurn], fault: FaultHook | None
-    ) -> None:
+    ) -> list[dict[str, Any]]:
         turn_rows = [
             {"turn_id": t.turn_id, "role": t.role, "text": t.text, "ts": t.ts.isoformat(),
              "language": t.language, "tokens": t.tokens}
@@ -331,8 +371,9 @@ class Neo4jStore:
         if fault:
             fault("relations")
         if concepts:
-            self._run(tx, "ingest_refresh_interests", keys=sorted(concepts),
-                      names={k: c["name"] for k, c in concepts.items()}, **p)
+            return self._run(tx, "ingest_refresh_interests", keys=sorted(concepts),
+                             names={k: c["name"] for k, c in concepts.items()}, **p)
+        return []
 
     # -- reading a user's graph ------------------------------------------------
 
@@ -342,32 +383,39 @@ class Neo4jStore:
         return (row["version"] if row["exists"] else None, row["catalog_version"])
 
     def load_user_graph(
-        self, user: UserRef, extra_keys: Iterable[str] = (), depth: int | None = None, now: datetime | None = None
+        self, user: UserRef, extra_keys: Iterable[str] = (), depth: int | None = None, now: datetime | None = None,
+        base: UserGraph | None = None, refreshed: Sequence[dict[str, Any]] = (),
     ) -> UserGraph:
         """The user's interests plus visible relations up to `depth` hops around them.
 
         Visible relations are the tenant's catalog relations and the user's own;
         relations extracted from other users' conversations are never loaded.
+
+        With `base` (the graph as it was before an ingest, which the caller knows is current but for
+        that ingest) and `refreshed` (the interest rows the ingest rewrote), the interests are not
+        re-read: the base's concepts are updated with the refreshed rows and only the relations,
+        neighbours and history size are read.
         """
         depth = self.settings.subgraph_depth if depth is None else depth
         extra = [k for k in extra_keys if k]
 
         def work(tx: ManagedTransaction) -> UserGraph:
-            concepts: dict[str, ConceptNode] = {}
-            for r in self._run(tx, "user_interests", **user.params()):
-                concepts[r["key"]] = ConceptNode(
-                    key=r["key"], name=r["name"], type=r["type"],
-                    user_mentions=int(r["user_mentions"]), assistant_mentions=int(r["assistant_mentions"]),
-                    stance=Stance(r["stance"]) if r["stance"] else None,
-                    first_seen=_from_epoch_us(r["first_seen_us"]), last_seen=_from_epoch_us(r["last_seen_us"]),
-                    sessions=tuple(r["sessions"]), in_catalog=bool(r["in_catalog"]), critical=bool(r["critical"]),
-                    tier=Tier(r["tier"]) if r["tier"] else None, compacted_at=_from_epoch_us(r["compacted_at_us"]),
-                    evidence=tuple(r["evidence"]), mention_times=tuple(float(x) for x in r["mention_ts"]),
-                    mention_roles=tuple(r["mention_roles"]),
-                    weight=float(r["weight"]) if r["weight"] is not None else None,
-                )
+            concepts: dict[str, ConceptNode]
+            if base is not None:
+                concepts = dict(base.concepts)
+                rows: Iterable[dict[str, Any]] = refreshed
+            else:
+                concepts = {}
+                rows = self._run(tx, "user_interests", **user.params())
+            for r in rows:
+                concepts[r["key"]] = _interest_node(r)
             seeds = {k for k, c in concepts.items() if c.user_mentions + c.assistant_mentions > 0 or c.stance}
             seeds.update(extra)
+            # Visible relations: the tenant's catalog (cached per catalog version) and the user's own,
+            # both by index seek. Expanding the user's concepts in Neo4j also walked every other user's
+            # relations on the shared concept nodes (~30-50 ms per hop in a busy tenant).
+            catalog_adj = self._catalog_adjacency(tx, user.tenant)
+            own_adj = _adjacency(self._run(tx, "edges_by_owner", edge_owner=user.owner, **user.params()))
             edges: dict[tuple[str, str, str, str], ConceptEdge] = {}
             frontier = set(seeds)
             visited: set[str] = set()
@@ -375,16 +423,14 @@ class Neo4jStore:
                 if not frontier:
                     break
                 visited |= frontier
-                rows = self._run(tx, "user_edges_around", keys=sorted(frontier), **user.params())
                 next_frontier: set[str] = set()
-                for r in rows:
-                    rel_type = REL_TYPE_FROM_NEO4J[r["type"]]
-                    edge = ConceptEdge(r["source"], r["target"], rel_type, r["scope"] or "catalog",
-                                       float(r["confidence"]))
-                    edges[(edge.source, edge.target, r["type"], edge.scope)] = edge
-                    for k in (edge.source, edge.target):
-                        if k not in visited:
-                            next_frontier.add(k)
+                for key in frontier:
+                    for adj in (catalog_adj, own_adj):
+                        for ek, edge in adj.get(key, ()):
+                            edges[ek] = edge
+                            for k in (edge.source, edge.target):
+                                if k not in visited:
+                                    next_frontier.add(k)
                 frontier = next_frontier
             missing = {k for e in edges.values() for k in (e.source, e.target)} | set(extra)
             missing -= set(concepts)
@@ -403,6 +449,18 @@ class Neo4jStore:
 
         return self._read(work)
 
+    def _catalog_adjacency(self, tx: ManagedTransaction, tenant: str) -> dict[str, list[tuple[Any, ConceptEdge]]]:
+        """The tenant's catalog relations by concept key, read once per catalog version (in `tx`)."""
+        version = int(self._run(tx, "catalog_version", tenant=tenant)[0]["catalog_version"])
+        cached = self._catalog_edges.get(tenant)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        adj = _adjacency(self._run(tx, "edges_by_owner", tenant=tenant, edge_owner="catalog"))
+        self._catalog_edges[tenant] = (version, adj)
+        while len(self._catalog_edges) > 64:
+            self._catalog_edges.pop(next(iter(self._catalog_edges)))
+        return adj
+
     # -- weights, tiers, compaction ---------------------------------------------
 
     def write_weights(
@@ -417,15 +475,18 @@ class Neo4jStore:
             version = self._run(tx, "user_bump_version", **user.params())
             if not version:
                 raise InvalidInput(f"user {user.user_id!r} does not exist", code="USER_NOT_FOUND", status=404)
-            written = 0
+            restored = 0
             for start in range(0, len(payload), 5000):
-                written += self._run(tx, "user_write_weights", rows=payload[start:start + 5000],
-                                     **user.params())[0]["written"]
+                restored += self._run(tx, "user_write_weights", rows=payload[start:start + 5000],
+                                      **user.params())[0]["restored"]
             if fault:
                 fault("weights")
             if compaction is not None:
                 self._run(tx, "user_record_compaction", run=compaction.run, folded_keys=compaction.folded_keys,
-                          folded_names=compaction.folded_names, **user.params())
+                          folded_names=compaction.folded_names, replace=compaction.replace, **user.params())
+            elif restored:
+                # Restored concepts left the summary (their FOLDS links went with the row write).
+                self._run(tx, "user_summary_recount", **user.params())
             if fault:
                 fault("compaction")
             return int(version[0]["version"])
