@@ -1,6 +1,14 @@
 // Ingest: one transaction per call. The user node is locked first, so concurrent
 // calls for one user are serialised and counts recomputed from mentions stay exact.
 
+// name: tenant_write_lock
+// Serialises a tenant's writes: they all touch the tenant's shared concept nodes, and taking this one
+// exclusive lock first means they can never deadlock on those (dense) nodes. MATCH takes no lock, SET
+// takes the exclusive one directly; a tenant that does not exist yet is created by the next statement.
+OPTIONAL MATCH (t:Tenant {id: $tenant})
+SET t.locked_at = datetime()
+RETURN t IS NOT NULL AS exists;
+
 // name: ingest_lock_user
 // Creates tenant and user if needed and takes the user's write lock.
 MERGE (t:Tenant {id: $tenant})

@@ -286,6 +286,7 @@ class Neo4jStore:
         """
 
         def work(tx: ManagedTransaction) -> IngestWrite:
+            self._run(tx, "tenant_write_lock", **user.params())
             version = self._run(tx, "ingest_lock_user", **user.params())[0]["version"]
             ids = [t.turn_id for t in turns]
             existing = {r["turn_id"] for r in self._run(tx, "ingest_existing_turns", **user.params(turn_ids=ids))}
@@ -472,6 +473,7 @@ class Neo4jStore:
                     "final": float(r.final), "tier": r.tier.value if r.tier else None} for r in rows]
 
         def work(tx: ManagedTransaction) -> int:
+            self._run(tx, "tenant_write_lock", **user.params())
             version = self._run(tx, "user_bump_version", **user.params())
             if not version:
                 raise InvalidInput(f"user {user.user_id!r} does not exist", code="USER_NOT_FOUND", status=404)
@@ -544,6 +546,7 @@ class Neo4jStore:
 
     def forget_concept(self, user: UserRef, key: str) -> dict[str, int]:
         def work(tx: ManagedTransaction) -> dict[str, int]:
+            self._run(tx, "tenant_write_lock", **user.params())
             if not self._run(tx, "user_bump_version", **user.params()):
                 return {"provenance": 0, "relations": 0, "interests": 0}
             rows = self._run(tx, "user_forget_concept", key=key, **user.params())
@@ -556,6 +559,7 @@ class Neo4jStore:
         """Removes every node and relationship that belongs to the user; catalog data stays."""
 
         def work(tx: ManagedTransaction) -> dict[str, int]:
+            self._run(tx, "tenant_write_lock", **user.params())
             keys = [r["key"] for r in self._run(tx, "user_interests", **user.params())]
             turns = self._run(tx, "user_erase_turns", **user.params())[0]["turns"]
             rest = self._run(tx, "user_erase_rest", **user.params())[0]
