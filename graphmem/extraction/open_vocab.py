@@ -54,6 +54,7 @@ GENERIC_EN = frozenset(
     idea example examples fact case reason result point part side end start beginning
     place people person guy guys man woman kid kids friend friends teacher student students tutor
     help sense work job step steps try attempt chance hint hints tip tips clue
+    course courses classes lessons
     number numbers word words sentence page line letter name names thing lesson class homework
     session chat message text question quiz test exam score grade mark point points
     ok okay k kk yes yeah yep yup no nope nah sure fine good great cool nice awesome right wrong
