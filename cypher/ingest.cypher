@@ -26,6 +26,18 @@ UNWIND $turn_ids AS turn_id
 MATCH (t:Turn {tenant: $tenant, user_id: $user_id, id: turn_id})
 RETURN t.id AS turn_id;
 
+// name: ingest_prior_turn
+// The session's last stored turn before $before and what it mentioned: a user turn at the head of a
+// new batch may refer back to it ("he", 这部电影; see extraction/coreference.py).
+MATCH (:Session {tenant: $tenant, user_id: $user_id, id: $session_id})-[:HAS_TURN]->(t:Turn {tenant: $tenant, user_id: $user_id})
+WHERE t.ts < datetime($before)
+WITH t ORDER BY t.ts DESC, t.id DESC LIMIT 1
+OPTIONAL MATCH (t)-[m:MENTIONS]->(c:Concept)
+RETURN t.role AS role, t.language AS language,
+       [row IN collect({key: c.key, name: c.name, type: c.type, in_catalog: c.in_catalog, start: m.start,
+                        end: m.end, surface: m.surface, extractor: m.extractor, confidence: m.confidence})
+        WHERE row.key IS NOT NULL] AS mentions;
+
 // name: ingest_write_turns
 // Stores new raw turns under their session. Turn text is written once and never updated.
 MATCH (u:User {tenant: $tenant, id: $user_id})

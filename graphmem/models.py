@@ -74,6 +74,7 @@ class ExtractorName(str, Enum):
     noun_chunk = "noun_chunk"
     pattern = "pattern"
     cooccurrence = "cooccurrence"
+    coreference = "coreference"
 
 
 class Tier(str, Enum):
@@ -274,6 +275,15 @@ class TurnExtraction(BaseModel):
     relations: list[RelationMention] = Field(default_factory=list)
     stances: list[StanceMention] = Field(default_factory=list)
     skipped: list[SkippedCandidate] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PriorTurn:
+    """The stored turn just before an ingest batch: its role and what it mentioned
+    (the antecedents a user turn at the head of the batch may refer back to)."""
+
+    role: str
+    concepts: tuple[ConceptMention, ...]
 
 
 class TurnEditLog(BaseModel):

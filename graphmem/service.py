@@ -194,7 +194,9 @@ class GraphMemory:
         extractor = self.extractor(tenant)
         extractor_version = self._extractors[tenant][0]
         started = time.perf_counter()
-        extractions = extractor.extract([p[2] for p in fresh], [p[1] for p in fresh]) if fresh else []
+        # A user turn heading the batch may refer back to the session's last stored turn.
+        prior = self.store.prior_turn(user, session_id, fresh[0][3]) if fresh and fresh[0][1] == "user" else None
+        extractions = extractor.extract([p[2] for p in fresh], [p[1] for p in fresh], prior) if fresh else []
         self.last_extraction_seconds = time.perf_counter() - started
         by_id: dict[str, TurnExtraction] = {}
         stored: list[StoredTurn] = []

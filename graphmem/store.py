@@ -21,13 +21,16 @@ from typing import Any
 
 from neo4j import Driver, GraphDatabase, ManagedTransaction
 from neo4j import exceptions as neo4j_errors
+from pydantic import ValidationError
 
 from .cypher import CypherLibrary, load_library
 from .errors import InvalidInput, StoreUnavailable
 from .models import (
     REL_TYPE_FROM_NEO4J,
     ConceptEdge,
+    ConceptMention,
     ConceptNode,
+    PriorTurn,
     RelationType,
     Stance,
     Tier,
@@ -274,6 +277,24 @@ class Neo4jStore:
     def existing_turn_ids(self, user: UserRef, turn_ids: Sequence[str]) -> set[str]:
         rows = self._read(lambda tx: self._run(tx, "ingest_existing_turns", **user.params(turn_ids=list(turn_ids))))
         return {r["turn_id"] for r in rows}
+
+    def prior_turn(self, user: UserRef, session_id: str, before: datetime) -> PriorTurn | None:
+        """The session's last stored turn before ``before``, with its mentions (None if there is none)."""
+        rows = self._read(lambda tx: self._run(
+            tx, "ingest_prior_turn", **user.params(session_id=session_id, before=before.isoformat())))
+        if not rows:
+            return None
+        row = rows[0]
+        mentions = []
+        for m in row["mentions"]:
+            try:
+                mentions.append(ConceptMention(
+                    key=m["key"], name=m["name"], type=m["type"], language=row["language"] or "en",
+                    start=m["start"], end=m["end"], surface=m["surface"] or "", extractor=m["extractor"],
+                    confidence=m["confidence"], in_catalog=bool(m["in_catalog"])))
+            except ValidationError:
+                continue  # a mention stored by an older version: not an antecedent
+        return PriorTurn(row["role"], tuple(mentions))
 
     def write_ingest(
         self, user: UserRef, session_id: str, turns: Sequence[StoredTurn], fault: FaultHook | None = None

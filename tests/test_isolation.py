@@ -288,7 +288,8 @@ def test_user_statements_with_a_null_user_match_nobody(store, tenant):
 
     store.write_ingest(UserRef(tenant, "someone"), "s1", reference_turns())
     params = {"tenant": tenant, "user_id": None, "owner": None, "key": "python基础", "keys": ["python基础"],
-              "turn_ids": ["t1", "t2"], "limit": 100, "query": "python*"}
+              "turn_ids": ["t1", "t2"], "limit": 100, "query": "python*", "session_id": "s1",
+              "before": "2100-01-01T00:00:00+00:00"}
     checked = 0
     for name in RUN_BY_STORE:
         text = LIBRARY.statement(name).text

@@ -20,6 +20,7 @@ from spacy.tokens import Doc
 from graphmem.errors import InvalidInput
 from graphmem.extraction import pipelines
 from graphmem.extraction.catalog_matcher import CatalogMatcher, catalog_keys
+from graphmem.extraction.coreference import carry_references
 from graphmem.extraction.language import EN, ZH, detect_language
 from graphmem.extraction.normalize import concept_key, sanitize
 from graphmem.extraction.open_vocab import (
@@ -38,6 +39,7 @@ from graphmem.models import (
     ConceptMention,
     ConceptType,
     ExtractorName,
+    PriorTurn,
     SkippedCandidate,
     TurnExtraction,
     clean_name,
@@ -95,7 +97,13 @@ class ConceptExtractor:
 
     # -- entry point ------------------------------------------------------------
 
-    def extract(self, texts: Sequence[str], roles: Sequence[str] | None = None) -> list[TurnExtraction]:
+    def extract(self, texts: Sequence[str], roles: Sequence[str] | None = None,
+                prior: PriorTurn | None = None) -> list[TurnExtraction]:
+        """One TurnExtraction per text. With ``roles``, the texts are one session's turns in
+        order and a user turn referring back to the assistant turn before it ("he", 这部电影)
+        also mentions what that turn named (coreference.py); ``prior`` is the stored turn
+        before the first text, if any.
+        """
         if isinstance(texts, str):
             raise InvalidInput("extract() takes a sequence of texts, not one string")
         if roles is not None and len(roles) != len(texts):
@@ -135,7 +143,10 @@ class ConceptExtractor:
                 text, _, skipped = prepared[i]
                 role = roles[i] if roles is not None else "user"
                 results[i] = self._one(texts[i], text, lang, doc, role, skipped, lexicon)
-        return [r if r is not None else TurnExtraction(language=EN) for r in results]
+        done = [r if r is not None else TurnExtraction(language=EN) for r in results]
+        if roles is None:
+            return done
+        return carry_references([p[0] for p in prepared], roles, done, prior)
 
     # -- one turn -------------------------------------------------------------------
 

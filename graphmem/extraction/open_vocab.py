@@ -26,6 +26,7 @@ from spacy.lang.en.stop_words import STOP_WORDS
 from spacy.tokens import Doc
 
 from graphmem.extraction.normalize import concept_key, is_cjk
+from graphmem.extraction.zh_frames import dotted_names, frame_names
 from graphmem.models import ExtractorName
 
 # Entity labels kept as concepts. PRODUCT / ORG / WORK_OF_ART / LANGUAGE / EVENT / LAW
@@ -185,7 +186,8 @@ def reject_reason(surface: str, key: str, max_len: int) -> str | None:
         return "unit"
     if not any(ch.isalpha() for ch in key):
         return "no_letters"
-    words = key.split()
+    # Numbers around a generic word do not make it a concept: "+1 point", "3 steps".
+    words = [w for w in key.split() if not _NUMERIC.match(w)] or key.split()
     if all(w in STOP_WORDS or w in GENERIC_EN for w in words):
         return "stopword" if all(w in STOP_WORDS for w in words) else "generic"
     if key in GENERIC_ZH or key in _ROLE_ZH:
@@ -389,6 +391,8 @@ class ZhLexicon:
             for m in _QUOTED.finditer(text):
                 names.add(m.group(1).strip())
             toks = _zh_tokens(doc, tags)
+            for s, e in _framed(text, toks):
+                names.add(text[s:e])
             n = len(toks)
             for i in range(n):
                 word, tag = toks[i][2], toks[i][3]
@@ -447,6 +451,9 @@ def chinese_candidates(doc: Doc, tags: dict[str, str], lexicon: ZhLexicon | None
         for s, e in lexicon.scan(text):
             out.append(Candidate(s, e, ExtractorName.pattern, CONF_NAME, "lexicon"))
     toks = _zh_tokens(doc, tags)
+    framed = list(_framed(text, toks))
+    for s, e in framed:
+        out.append(Candidate(s, e, ExtractorName.pattern, CONF_NAME, "frame"))
     i = 0
     n = len(toks)
     while i < n:
@@ -472,6 +479,9 @@ def chinese_candidates(doc: Doc, tags: dict[str, str], lexicon: ZhLexicon | None
             elif word.lower() not in STOP_WORDS:
                 out.append(Candidate(s, toks[j - 1][1], ExtractorName.noun_chunk, CONF_PROPER, "eng"))
             i = max(j, k)
+            continue
+        if i + 1 < n and toks[i + 1][2] in _NAME_DOTS and any(fs <= toks[i + 1][0] < fe for fs, fe in framed):
+            i += 2  # a transliterated name the dotted-name frame delimits exactly
             continue
         if i + 1 < n and toks[i + 1][2] in _NAME_DOTS and _name_like(toks[i]):
             # Transliterated foreign names, split arbitrarily by jieba: 莱昂纳多·迪卡|普里|奥
@@ -522,7 +532,21 @@ def chinese_candidates(doc: Doc, tags: dict[str, str], lexicon: ZhLexicon | None
             if len(word) >= 2:
                 out.append(Candidate(s, e, ExtractorName.noun_chunk, conf, tag))
         i += 1
-    return out
+    # A frame fixes both ends of its name: segmenter-based candidates that overlap one
+    # and reach past it (过程|小东 against 听说过|程小东) are cut errors.
+    return [c for c in out if c.label == "frame" or not any(_crosses(c.start, c.end, fs, fe) for fs, fe in framed)]
+
+
+def _crosses(s: int, e: int, fs: int, fe: int) -> bool:
+    return s < fe and fs < e and not (fs <= s and e <= fe)
+
+
+def _framed(text: str, toks: list[Tok]) -> list[tuple[int, int]]:
+    """Names delimited by their sentence frame or by transliteration characters (zh_frames)."""
+    tagged = [(s, e, w, t) for s, e, w, t, _ in toks]
+    spans = list(dotted_names(text, tagged))
+    spans += frame_names(text, tagged, GENERIC_ZH | _ROLE_ZH)
+    return spans
 
 
 def overlaps(a_start: int, a_end: int, b_start: int, b_end: int) -> bool:
