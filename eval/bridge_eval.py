@@ -149,7 +149,7 @@ def run(quick: bool = False, limit: int | None = None, verbose: bool = True, spl
             # Misses name lesson topics and extracted concepts from the data: printed, never saved.
             if verbose:
                 print(f"[bridge] {variant}: {out[variant]}")
-                for w in worst[:15]:
+                for w in worst[: (15 if verbose is True else 400)]:
                     print("   miss:", w)
     finally:
         mem.close()

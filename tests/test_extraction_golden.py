@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from graphmem.extraction import ConceptExtractor, catalog_keys, concept_key
-from graphmem.models import Catalog, ExtractorName, RelationType, Stance, TurnExtraction
+from graphmem.models import Catalog, ConceptType, ExtractorName, RelationType, Stance, TurnExtraction
 
 P, U, R, PO, REL = (
     RelationType.prerequisite,
@@ -184,6 +184,27 @@ def test_open_vocab_english(open_ex: ConceptExtractor) -> None:
     r = one(open_ex, "I have been reading about Kubernetes and PyTorch lately.")
     assert {"kubernetes", "pytorch"} <= {c.key for c in r.concepts}
     assert all(c.key not in ("i", "lately") for c in r.concepts)
+
+
+@pytest.mark.parametrize(
+    ("text", "surface", "skill"),
+    [
+        # open_vocab.OPERATION_SKILLS: an arithmetic verb applied to numbers names a skill by its gerund.
+        ("Round 345 to the nearest ten.", "Round", "rounding"),
+        ("Can you subtract 9 from 15?", "subtract", "subtracting"),
+        ("Let's divide the fractions.", "divide", "dividing"),
+        ("I rounded it to 350.", "rounded", "rounding"),
+    ],
+)
+def test_arithmetic_operations_are_skills(open_ex: ConceptExtractor, text: str, surface: str, skill: str) -> None:
+    m = next(c for c in one(open_ex, text).concepts if c.key == skill)
+    assert (m.surface, m.name, m.type) == (surface, skill, ConceptType.skill)
+    assert text[m.start : m.end] == surface  # provenance is the verb as written
+
+
+@pytest.mark.parametrize("text", ["Add a column to the table.", "I want to add Django to my project.", "A round table."])
+def test_operation_verbs_without_numbers_are_not_skills(open_ex: ConceptExtractor, text: str) -> None:
+    assert not {"adding", "rounding"} & {c.key for c in one(open_ex, text).concepts}
 
 
 def test_open_vocab_resolves_to_catalog(ex: ConceptExtractor) -> None:

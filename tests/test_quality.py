@@ -17,7 +17,8 @@ import pytest
 from eval import bridge_eval, gaps_eval, kdconv_eval, prereq_eval
 
 # Measured on these subsets when the floors were set: gaps d1/d2 F1 1.0/1.0;
-# prereq precision 0.89 (200 concepts); Bridge Hit@3 0.125 (c_h+c_r) / 0.175 (c_h);
+# prereq precision 0.89 (200 concepts); Bridge Hit@3 0.175 (c_h+c_r) / 0.225 (c_h) (0.125 / 0.175
+# before arithmetic operations became skills);
 # KdConv recall 0.875, precision 0.32 (0.70 / 0.24 before the Chinese name rules, 0.80 before the
 # sentence frames and coreference).
 FLOORS = {
@@ -25,8 +26,8 @@ FLOORS = {
     "gap_f1_depth2": 0.95,
     "prereq_precision": 0.7,
     "prereq_judged_edges": 8,
-    "bridge_hit3": 0.1,
-    "bridge_hit3_ch": 0.12,
+    "bridge_hit3": 0.15,
+    "bridge_hit3_ch": 0.2,
     "kdconv_recall": 0.84,
     "kdconv_precision": 0.28,
 }

@@ -206,13 +206,13 @@ class ConceptExtractor:
         if surface != text[start:end]:
             _skip(skipped, text[start:end], "invalid_characters")
             return None
-        key = concept_key(surface)
-        reason = reject_reason(surface, key, max_len)
+        key = concept_key(c.name or surface)
+        reason = reject_reason(c.name or surface, key, max_len)
         if reason is not None:
             _skip(skipped, surface, reason)
             return None
-        ctype: ConceptType | None = _NER_TYPES.get(c.label)
-        name = clean_name(surface, max_len)
+        ctype: ConceptType | None = ConceptType.skill if c.label == "operation" else _NER_TYPES.get(c.label)
+        name = clean_name(c.name or surface, max_len)
         in_catalog = False
         if self.matcher is not None:
             idx = self.matcher.resolve(key)

@@ -66,7 +66,7 @@ GENERIC_EN = frozenset(
     prerequisite prerequisites prereq prereqs foundation foundations basis groundwork requirement
     requirements dependency dependencies component components subfield branch chapter section
     subject concept concepts field topic topics building block blocks
-    effort approach look piece pieces whiteboard screen
+    effort approach look piece pieces whiteboard screen understanding trying
     """.split()
 )
 # Leading words dropped from a noun chunk: they carry no concept ("my first Python project").
@@ -164,6 +164,8 @@ class Candidate:
     extractor: ExtractorName
     confidence: float
     label: str = ""
+    # The concept's name when it is not the surface: "rounding" for "Round 345 to the nearest ten".
+    name: str | None = None
 
 
 @dataclass
@@ -246,6 +248,47 @@ def _split_coordination(chunk):  # type: ignore[no-untyped-def]
     return parts
 
 
+# Arithmetic operations a learner practises, named by their gerund ("Round 345 to the nearest ten"
+# is practice in rounding). Skills in tutoring are verbs as often as nouns; only these verbs, and
+# only applied to numbers or to a mathematical object, so "add a column" stays out.
+OPERATION_SKILLS = {
+    "round": "rounding", "add": "adding", "subtract": "subtracting", "multiply": "multiplying",
+    "divide": "dividing", "estimate": "estimating", "regroup": "regrouping", "simplify": "simplifying",
+    "factor": "factoring", "decompose": "decomposing", "convert": "converting",
+}
+_MATH_OBJECTS = frozenset(
+    """number numbers fraction fractions decimal decimals digit digits integer integers denominator denominators
+    numerator numerators remainder remainders product products sum sums difference quotient dividend divisor
+    polynomial polynomials expression expressions equation equations unit units figure figures shape shapes
+    mixed""".split()
+)
+CONF_OPERATION = 0.5
+# Inflected forms -> gerund (the fast English pipeline runs no lemmatizer).
+_OPERATION_FORMS = {
+    form: gerund
+    for base, gerund in OPERATION_SKILLS.items()
+    for form in (base, base + "s", base + "ed", base + "d", gerund, base[:-1] + "ies", base[:-1] + "ied")
+}
+
+
+def operation_candidates(doc: Doc) -> list[Candidate]:
+    """Skills named by an arithmetic verb applied to numbers: Round 345 → "rounding"."""
+    out: list[Candidate] = []
+    if not doc.has_annotation("DEP"):
+        return out
+    for tok in doc:
+        gerund = _OPERATION_FORMS.get(tok.lower_)
+        if gerund is None:
+            continue  # the tagger often misreads an imperative "Round 345" as ADV: POS is not asked
+        # What the operation applies to: its objects and their modifiers, not its subject.
+        applied = [t for child in tok.children if child.dep_ not in ("nsubj", "nsubjpass", "aux", "punct")
+                   for t in child.subtree]
+        if any(t.like_num or t.lower_ in _MATH_OBJECTS or _NUMERIC.match(t.text) for t in applied):
+            out.append(Candidate(tok.idx, tok.idx + len(tok.text), ExtractorName.pattern, CONF_OPERATION,
+                                 "operation", gerund))
+    return out
+
+
 def english_candidates(doc: Doc) -> list[Candidate]:
     out: list[Candidate] = []
     if doc.has_annotation("ENT_IOB"):
@@ -263,6 +306,7 @@ def english_candidates(doc: Doc) -> list[Candidate]:
                     continue
                 proper = any(t.pos_ == "PROPN" for t in part)
                 out.append(Candidate(span[0], span[1], ExtractorName.noun_chunk, CONF_PROPER if proper else CONF_CHUNK))
+    out.extend(operation_candidates(doc))
     # Proper nouns and technical-looking words the chunker missed (tagger errors on chat text).
     for tok in doc:
         if tok.pos_ == "PROPN" or _looks_technical(tok.text):
@@ -553,4 +597,4 @@ def overlaps(a_start: int, a_end: int, b_start: int, b_end: int) -> bool:
     return a_start < b_end and b_start < a_end
 
 
-__all__ = ["Candidate", "Reject", "ZhLexicon", "english_candidates", "chinese_candidates", "reject_reason", "concept_key"]
+__all__ = ["Candidate", "Reject", "ZhLexicon", "english_candidates", "operation_candidates", "chinese_candidates", "reject_reason", "concept_key"]
