@@ -48,7 +48,7 @@ MATCH (a:Concept {tenant: $tenant, key: row.source_key})
 MATCH (b:Concept {tenant: $tenant, key: row.target_key})
 MERGE (a)-[r:__REL_TYPE__ {owner: 'catalog'}]->(b)
   ON CREATE SET r.scope = 'catalog', r.tenant = $tenant, r.confidence = 1.0, r.extractors = ['catalog'],
-                r.created_at = datetime()
+                r.pair = a.key + '\t' + b.key, r.created_at = datetime()
 RETURN count(r) AS relations;
 
 // name: catalog_delete_orphans

@@ -255,16 +255,27 @@ class Neo4jStore:
     # -- schema ------------------------------------------------------------------
 
     def apply_schema(self) -> list[str]:
-        """Creates constraints and indexes if missing; safe to run any number of times."""
+        """Creates constraints and indexes if missing, then runs pending data migrations
+        (cypher/migrate.cypher); safe to run any number of times."""
         names = [s.name for s in self.cypher.in_file("schema.cypher") if not s.name.startswith("schema_list")]
         try:
             with self._driver.session(database=self.database) as session:
                 for name in names:
                     session.run(self.cypher.text(name)).consume()
                 session.run("CALL db.awaitIndexes(60)").consume()
+                self._migrate(session)
         except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, OSError) as exc:
             raise StoreUnavailable(f"Neo4j is unreachable ({type(exc).__name__}).") from exc
         return sorted(row["name"] for row in self.read_statement("schema_list_constraints"))
+
+    def _migrate(self, session: Any) -> None:
+        # Auto-commit runs: the migrations batch themselves with CALL … IN TRANSACTIONS.
+        for migration, rel_types in (("migrate_mention_owner", [None]), ("migrate_rel_pair", list(RelationType))):
+            if session.run(self.cypher.text("migration_done"), id=migration).single() is not None:
+                continue
+            for rel_type in rel_types:
+                session.run(self.cypher.text(migration, rel_type)).consume()
+            session.run(self.cypher.text("migration_mark"), id=migration).consume()
 
     def schema_state(self) -> dict[str, list[dict[str, Any]]]:
         return {
@@ -373,8 +384,7 @@ class Neo4jStore:
         # concepts then lock those nodes in the same order, which avoids deadlocks.
         mentions.sort(key=lambda m: (m["key"], m["turn_id"], m["start"]))
         stances.sort(key=lambda m: (m["key"], m["seq"]))
-        for rows in relations.values():
-            rows.sort(key=lambda r: (r["source_key"], r["target_key"], r["turn_id"]))
+        relation_rows = {rel_type: _relation_pairs(rows) for rel_type, rows in relations.items()}
         concepts = {k: concepts[k] for k in sorted(concepts)}
         p = user.params(session_id=session_id)
         self._run(tx, "ingest_write_turns", turns=turn_rows, **p)
@@ -388,8 +398,8 @@ class Neo4jStore:
             fault("mentions")
         if stances:
             self._run(tx, "ingest_stances", stances=stances, **p)
-        for rel_type in sorted(relations, key=lambda r: r.value):
-            self._run(tx, "ingest_relations", rel_type, relations=relations[rel_type], **p)
+        for rel_type in sorted(relation_rows, key=lambda r: r.value):
+            self._run(tx, "ingest_relations", rel_type, relations=relation_rows[rel_type], **p)
         if fault:
             fault("relations")
         if concepts:
@@ -629,3 +639,23 @@ def _lucene_escape(text: str) -> str:
     only in capitals (a focus of "AND" was a Lucene parse error, a 500).
     """
     return "".join("\\" + ch if ch in _LUCENE_SPECIAL else ch for ch in text.lower())
+
+
+def _relation_pairs(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (source, target) pair: its turns in order, distinct extractors and cues, best confidence.
+
+    Sorted by pair, so concurrent writers lock concept nodes in the same order.
+    """
+    pairs: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in sorted(rows, key=lambda r: (r["source_key"], r["target_key"], r["turn_id"])):
+        pair = pairs.setdefault((r["source_key"], r["target_key"]), {
+            "source_key": r["source_key"], "target_key": r["target_key"],
+            "pair": f"{r['source_key']}\t{r['target_key']}", "turn_ids": [], "extractors": [], "cues": [],
+            "confidence": 0.0})
+        pair["turn_ids"].append(r["turn_id"])
+        if r["extractor"] not in pair["extractors"]:
+            pair["extractors"].append(r["extractor"])
+        if r["cue"] not in pair["cues"]:
+            pair["cues"].append(r["cue"])
+        pair["confidence"] = max(pair["confidence"], r["confidence"])
+    return list(pairs.values())

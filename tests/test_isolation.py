@@ -198,6 +198,11 @@ TENANT_LEVEL = {
     "ingest_merge_concepts": "creates the tenant's shared concept nodes (key, name); reads nothing back",
 }
 NODE = re.compile(r"\((\w*):(" + "|".join(USER_LABELS) + r")\b(?:\s*\{([^}]*)\})?\)")
+# Database-wide maintenance, run once by apply_schema before any request: it copies a turn's own
+# tenant and user onto that turn's mentions, reads nothing back and returns nothing.
+DATABASE_LEVEL = {
+    "migrate_mention_owner": "one-time backfill of (tenant, user_id, key) on mentions stored before they carried them",
+}
 LIBRARY = load_library(PROJECT_ROOT / "cypher")
 STORE_SOURCE = (PROJECT_ROOT / "graphmem" / "store.py").read_text()
 # Every statement the service can run (the Browser's saved explore_* queries are for people).
@@ -241,7 +246,7 @@ def test_every_user_statement_is_bound_to_tenant_and_user():
     # Every per-user node, in every statement the service runs, is pinned to a tenant and a user.
     assert len(RUN_BY_STORE) >= 30
     for name in RUN_BY_STORE:
-        if name == "user_list":
+        if name == "user_list" or name in DATABASE_LEVEL:
             continue
         assert _unbound_user_nodes(name) == [], name
 
@@ -256,7 +261,7 @@ def test_store_methods_that_read_user_data_require_a_user_ref():
     cls = tree.body[0]
     checked = 0
     for fn in (n for n in cls.body if isinstance(n, ast.FunctionDef)):
-        names = _statement_names(fn) - set(TENANT_LEVEL)
+        names = _statement_names(fn) - set(TENANT_LEVEL) - set(DATABASE_LEVEL)
         if not names:
             continue
         checked += 1

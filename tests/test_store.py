@@ -92,6 +92,54 @@ def test_batch_round_trips(store, tenant):
     assert text[mentions[0]["start"]:mentions[0]["end"]] == "Django框架"
 
 
+def _user_relations(store, user: UserRef) -> list[dict]:
+    records, _, _ = store._driver.execute_query(
+        "MATCH (a:Concept)-[r:PREREQUISITE_OF {tenant: $tenant, owner: $owner}]->(b:Concept) "
+        "RETURN a.key AS a, b.key AS b, r.turn_ids AS turn_ids, r.count AS count, r.cues AS cues, r.pair AS pair",
+        tenant=user.tenant, owner=user.owner, database_=store.database)
+    return [dict(r) for r in records]
+
+
+def test_a_relation_stated_again_accumulates_on_one_edge(store, tenant):
+    user = UserRef(tenant, "alice")
+    rel = [("Python基础", RelationType.prerequisite, "Django框架")]
+    text = "学Django框架之前要先学Python基础"
+    # Twice in one batch (aggregated into one row) and once more in a later batch (found by index seek).
+    store.write_ingest(user, "s1", [turn("t1", text, ["Django框架", "Python基础"], 0, relations=rel),
+                                    turn("t2", text, ["Django框架", "Python基础"], 1, relations=rel)])
+    store.write_ingest(user, "s1", [turn("t3", text, ["Django框架", "Python基础"], 2, relations=rel)])
+    rows = _user_relations(store, user)
+    assert len(rows) == 1, rows
+    assert rows[0]["turn_ids"] == ["t1", "t2", "t3"] and rows[0]["count"] == 3 and rows[0]["cues"] == ["cue"]
+    assert rows[0]["pair"] == "python基础\tdjango框架"
+    # Another user's identical relation is a separate edge (owner-scoped), not an addition to this one.
+    store.write_ingest(UserRef(tenant, "bob"), "s1", [turn("b1", text, ["Django框架", "Python基础"], 0, relations=rel)])
+    assert _user_relations(store, user)[0]["turn_ids"] == ["t1", "t2", "t3"]
+    assert [r["turn_ids"] for r in _user_relations(store, UserRef(tenant, "bob"))] == [["b1"]]
+
+
+def test_migration_gives_old_mentions_and_relations_their_owner(store, tenant):
+    """Data written before mentions carried (tenant, user_id, key) and relations their pair is
+    backfilled once by apply_schema, and then counts and relation lookups see it."""
+    user = UserRef(tenant, "old")
+    store.write_ingest(user, "s1", reference_turns())
+    run = lambda q: store._driver.execute_query(q, tenant=tenant, database_=store.database)  # noqa: E731
+    run("MATCH (:Turn {tenant: $tenant})-[m:MENTIONS]->() REMOVE m.tenant, m.user_id, m.key")
+    run("MATCH ()-[r:PREREQUISITE_OF {tenant: $tenant}]->() REMOVE r.pair")
+    run("MATCH (m:Migration) DELETE m")
+    store.apply_schema()
+    records, _, _ = store._driver.execute_query(
+        "MATCH (t:Turn {tenant: $tenant})-[m:MENTIONS]->(c) RETURN m.tenant = t.tenant AND m.user_id = t.user_id "
+        "AND m.key = c.key AS ok", tenant=tenant, database_=store.database)
+    assert records and all(r["ok"] for r in records)
+    assert [r["pair"] for r in _user_relations(store, user)] == ["python基础\tdjango框架"]
+    # The next write finds the backfilled edge instead of creating a second one, and counts stay exact.
+    store.write_ingest(user, "s1", [turn("t4", "学Django框架之前要先学Python基础", ["Django框架", "Python基础"], 3,
+                                         relations=[("Python基础", RelationType.prerequisite, "Django框架")])])
+    assert [r["turn_ids"] for r in _user_relations(store, user)] == [["t2", "t4"]]
+    assert store.load_user_graph(user).concepts["python基础"].user_mentions == 3
+
+
 def test_resend_changes_nothing(store, tenant):
     user = UserRef(tenant, "alice")
     store.write_ingest(user, "s1", reference_turns())
