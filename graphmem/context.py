@@ -133,6 +133,49 @@ class ContextSelection:
         return self.section("avoid")
 
 
+@dataclass(frozen=True)
+class _Pools:
+    """The focus-independent part of a selection, in final order."""
+
+    core: tuple[str, ...]  # core topics, then the below-threshold fill
+    below: frozenset[str]  # the fill
+    related: tuple[tuple[str, str], ...]  # (key, reason): neighbours of a core topic first
+    disliked: tuple[str, ...]
+
+
+def _pools(graph: UserGraph, ranking: Ranking, tiers: Mapping[str, Tier], sc: Scope, config: ContextConfig) -> _Pools:
+    concepts = graph.concepts
+
+    def tier_of(k: str) -> Tier | None:
+        return tiers.get(k, concepts[k].tier)
+
+    core = sort_keys((k for k in concepts if tier_of(k) is Tier.core), graph, ranking)
+    below: set[str] = set()
+    if sc is not Scope.recommendation and len(core) < config.core_size:
+        # Fewer core topics than core_size (a learner who only answered "36" and "ok" while the
+        # tutor named the topic once or twice): the conversation's heaviest other concepts are
+        # still what this learner is working on, so they fill the core topics up to core_size,
+        # after the real ones and marked as below the threshold.
+        taken = set(core)
+        fill = top_keys(
+            (k for k, n in concepts.items()
+             if k not in taken and n.stance is not Stance.dislikes and ranking.initial(k) > 0),
+            graph, ranking, config.core_size - len(core),
+        )
+        below = set(fill)
+        core = core + fill
+    adjacency = ranking.neighbours()
+    near = {nb for c in core for nb in adjacency.get(c, ())}
+    related = [k for k in concepts
+               if tier_of(k) is Tier.related and concepts[k].stance is not Stance.dislikes and k not in below]
+    first = sort_keys((k for k in related if k in near), graph, ranking)
+    rest = sort_keys((k for k in related if k not in near), graph, ranking)
+    disliked = sort_keys((k for k, n in concepts.items() if n.stance is Stance.dislikes), graph, ranking)
+    return _Pools(tuple(core), frozenset(below),
+                  tuple([(k, "neighbour of a core topic") for k in first] + [(k, "related concept") for k in rest]),
+                  tuple(disliked))
+
+
 def select_context(
     graph: UserGraph,
     ranking: Ranking,
@@ -162,33 +205,20 @@ def select_context(
     wanted = SCOPE_SECTIONS[sc]
     cap = config.max_items_per_section
     concepts = graph.concepts
-
-    def tier_of(k: str) -> Tier | None:
-        return tiers.get(k, concepts[k].tier)
+    # Everything but gaps and the current topic is the same for every focus: ordered once per
+    # ranked graph (a 10,000-concept user otherwise re-sorts its related concepts per request).
+    pools = ranking.derived(("context_pools", sc, config.core_size), lambda: _pools(graph, ranking, tiers, sc, config),
+                            of=(graph, tiers))
 
     def item(k: str, reason: str) -> ContextItem:
         node = concepts[k]
-        return ContextItem(k, node.name, ranking.weight(k), tier_of(k), reason, tuple(node.evidence))
+        return ContextItem(k, node.name, ranking.weight(k), tiers.get(k, node.tier), reason, tuple(node.evidence))
 
     def capped(xs: list[T]) -> list[T]:
         return xs if cap is None else xs[: max(0, cap)]
 
-    core = sort_keys((k for k in concepts if tier_of(k) is Tier.core), graph, ranking)
+    core, below = list(pools.core), pools.below
     core_reason = "interest" if sc is Scope.recommendation else "core topic"
-    below: set[str] = set()
-    if sc is not Scope.recommendation and len(core) < config.core_size:
-        # Fewer core topics than core_size (a learner who only answered "36" and "ok" while the
-        # tutor named the topic once or twice): the conversation's heaviest other concepts are
-        # still what this learner is working on, so they fill the core topics up to core_size,
-        # after the real ones and marked as below the threshold.
-        taken = set(core)
-        fill = top_keys(
-            (k for k, n in concepts.items()
-             if k not in taken and n.stance is not Stance.dislikes and ranking.initial(k) > 0),
-            graph, ranking, config.core_size - len(core),
-        )
-        below = set(fill)
-        core = core + fill
     sections: dict[str, tuple[ContextItem, ...]] = {}
 
     focus = [k for k in dict.fromkeys(focus_keys) if k in concepts]
@@ -210,20 +240,17 @@ def select_context(
         gap_keys = [i.key for i in sections["knowledge_gaps"]]
 
     if "related_concepts" in wanted:
-        adjacency = ranking.neighbours()
-        near = {nb for c in core for nb in adjacency.get(c, ())}
-        shown_elsewhere = set(gap_keys) | (set(focus) if "current_topic" in wanted else set()) | below
-        related = [
-            k for k in concepts
-            if tier_of(k) is Tier.related and concepts[k].stance is not Stance.dislikes and k not in shown_elsewhere
-        ]
-        first = sort_keys((k for k in related if k in near), graph, ranking)
-        rest = sort_keys((k for k in related if k not in near), graph, ranking)
-        chosen = capped([(k, "neighbour of a core topic") for k in first] + [(k, "related concept") for k in rest])
+        shown_elsewhere = set(gap_keys) | (set(focus) if "current_topic" in wanted else set())
+        limit = None if cap is None else max(0, cap)
+        chosen: list[tuple[str, str]] = []
+        for k, why in pools.related:
+            if limit is not None and len(chosen) >= limit:
+                break
+            if k not in shown_elsewhere:
+                chosen.append((k, why))
         sections["related_concepts"] = tuple(item(k, why) for k, why in chosen)
 
     if "avoid" in wanted:
-        disliked = sort_keys((k for k, n in concepts.items() if n.stance is Stance.dislikes), graph, ranking)
-        sections["avoid"] = tuple(item(k, "user said they dislike it") for k in capped(disliked))
+        sections["avoid"] = tuple(item(k, "user said they dislike it") for k in capped(list(pools.disliked)))
 
     return ContextSelection(sc, {name: sections[name] for name in wanted})

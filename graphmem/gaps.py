@@ -56,11 +56,16 @@ def dependency_map(pairs: Iterable[TypedPair]) -> dict[str, list[tuple[str, Rela
 
 def _cached_dependency_map(ranking: Ranking) -> dict[str, list[tuple[str, RelationType]]]:
     """The dependency map of a ranking, built once: a ranked graph serves many context requests."""
-    deps = getattr(ranking, "_dependency_map", None)
-    if deps is None:
-        deps = dependency_map(ranking.pairs)
-        ranking._dependency_map = deps  # type: ignore[attr-defined]  # a memo on an immutable result
-    return deps
+    return ranking.derived("dependency_map", lambda: dependency_map(ranking.pairs))
+
+
+def _stance_keys(graph: UserGraph, ranking: Ranking) -> tuple[tuple[str, ...], frozenset[str]]:
+    """(concepts the user knows, concepts the user is confused by), once per ranked graph."""
+    def build() -> tuple[tuple[str, ...], frozenset[str]]:
+        knows = tuple(k for k, n in graph.concepts.items() if n.stance is Stance.knows)
+        return knows, frozenset(k for k, n in graph.concepts.items() if n.stance is Stance.confused)
+
+    return ranking.derived("stance_keys", build, of=graph)
 
 
 def is_shown(graph: UserGraph, ranking: Ranking, key: str, threshold: float) -> bool:
@@ -116,7 +121,13 @@ def find_gaps(
     root_set = set(root_list)
     depth: dict[str, int] = {r: 0 for r in root_list}
     dependents: dict[str, list[tuple[str, RelationType]]] = {}
-    presumed = _presumed_known(graph, deps, root_set)
+    knows, confused = _stance_keys(graph, ranking)
+    # What known concepts depend on does not involve the roots in the common case: computed once.
+    presumed_all = ranking.derived("presumed_known", lambda: _presumed_known(graph, deps, set(), knows), of=graph)
+    if root_set.isdisjoint(presumed_all) and root_set.isdisjoint(knows):
+        presumed = presumed_all
+    else:
+        presumed = _presumed_known(graph, deps, root_set, knows)
     frontier = list(root_list)
     for d in range(1, max(0, config.depth) + 1):
         nxt: list[str] = []
@@ -134,8 +145,7 @@ def find_gaps(
         frontier = nxt
 
     gap_depth: dict[str, int | None] = {k: v for k, v in depth.items() if k not in root_set}
-    confused = {k for k, n in graph.concepts.items() if n.stance is Stance.confused}
-    for k in confused:
+    for k in sorted(confused):
         if k in root_set:
             gap_depth[k] = 0
         else:
@@ -157,12 +167,13 @@ def find_gaps(
     return out
 
 
-def _presumed_known(graph: UserGraph, deps: Mapping[str, list[tuple[str, RelationType]]], roots: set[str]) -> set[str]:
-    """Every dependency, at any depth, of a non-root concept the user says they know.
+def _presumed_known(graph: UserGraph, deps: Mapping[str, list[tuple[str, RelationType]]], roots: set[str],
+                    knows: Iterable[str]) -> frozenset[str]:
+    """Every dependency, at any depth, of a non-root concept the user says they know (``knows``).
 
     Concepts the user is confused by are never presumed known.
     """
-    stack = [k for k, n in graph.concepts.items() if n.stance is Stance.knows and k not in roots]
+    stack = [k for k in knows if k not in roots]
     seen: set[str] = set()
     while stack:
         b = stack.pop()
@@ -170,7 +181,7 @@ def _presumed_known(graph: UserGraph, deps: Mapping[str, list[tuple[str, Relatio
             if a not in seen and a not in roots:
                 seen.add(a)
                 stack.append(a)
-    return {k for k in seen if k in graph.concepts and graph.concepts[k].stance is not Stance.confused}
+    return frozenset(k for k in seen if k in graph.concepts and graph.concepts[k].stance is not Stance.confused)
 
 
 def _learning_order(keys: Iterable[str], deps: Mapping[str, list[tuple[str, RelationType]]], graph: UserGraph) -> list[str]:

@@ -27,6 +27,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 from graphmem.context import ContextItem, ContextSelection, Scope, parse_scope, resolve_tag
@@ -66,8 +67,12 @@ def clean_display(text: str) -> str:
     return " ".join("".join(chars).split())
 
 
+@lru_cache(maxsize=65_536)
 def escape_atom(text: str) -> str:
-    """A name made safe inside an XML/Markdown list item (see module docstring)."""
+    """A name made safe inside an XML/Markdown list item (see module docstring).
+
+    Cached: fitting a block to its budget renders the same names several times per request.
+    """
     return _ESCAPE_RE.sub(lambda m: _ESCAPES[m.group(0)], clean_display(text))
 
 

@@ -335,8 +335,9 @@ class GraphMemory:
         ex = self.extractor(tenant).extract([text], ["user"])[0]
         keys = list(dict.fromkeys(m.key for m in ex.concepts))
         # Only the user's own concepts and the catalog's: other users' concepts must not show here.
-        known = set(graph.concepts) | set(self.store.existing_concepts(tenant, keys, catalog_only=True)) if keys else set()
-        keys = [k for k in keys if k in known]
+        outside = [k for k in keys if k not in graph.concepts]
+        known = set(self.store.existing_concepts(tenant, outside, catalog_only=True)) if outside else set()
+        keys = [k for k in keys if k in graph.concepts or k in known]
         if not keys:
             user = UserRef(graph.tenant, graph.user_id)
             keys = [r["key"] for r in self.store.search_concepts(tenant, text, limit=3, user=user)

@@ -10,7 +10,7 @@ import pytest
 from graphmem.compaction import CompactionConfig, plan_compaction
 from graphmem.context import ContextConfig, Scope, resolve_tag, select_context
 from graphmem.errors import ContextLoopDetected, InvalidInput
-from graphmem.models import Stance, UserGraph
+from graphmem.models import Stance, Tier, UserGraph
 from graphmem.ranking import RankingConfig, rank
 from graphmem.render import check_loop, escape_atom, render_block
 from graphmem.tokens import TokenCounter, UnknownEncoding
@@ -73,6 +73,23 @@ def test_focus_gives_current_topic_and_gaps() -> None:
     out = render_block(select(design_graph(), ["deploy"]), counter=COUNTER)
     assert out.block.splitlines()[1] == "- current_topic: [Django部署]"
     assert out.block.splitlines()[-2] == "- knowledge_gaps: [CI/CD流程, Linux服务器管理]"
+
+
+def test_one_ranking_serves_many_focus_requests_like_fresh_ones() -> None:
+    """select_context orders the focus-independent pools once per ranking (Ranking.derived);
+    requests with different foci on the same ranking select what a fresh ranking selects."""
+    g = design_graph()
+    r = rank(g, REF)
+    tiers = plan_compaction(g, r, CompactionConfig()).tiers
+    shared = [select_context(g, r, tiers, focus, "learning", ContextConfig()) for focus in ([], ["deploy"], ["sa"], [])]
+    for focus, got in zip(([], ["deploy"], ["sa"], []), shared, strict=True):
+        assert got == select(g, focus)
+    # A focus that is a related concept is not repeated under related_concepts.
+    assert "sa" not in [i.key for i in shared[2].related_concepts]
+    assert "sa" in [i.key for i in shared[0].related_concepts]
+    # Other tiers for the same graph and ranking are not served from the first request's pools.
+    demoted = {**tiers, "sa": Tier.compacted}
+    assert "sa" not in [i.key for i in select_context(g, r, demoted, [], "learning", ContextConfig()).related_concepts]
 
 
 def test_selection_items_carry_reason_tier_evidence() -> None:
