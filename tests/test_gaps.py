@@ -172,3 +172,29 @@ def test_metacademy_gaps_depth_one_and_two(metacademy: dict[str, list[str]]) -> 
                     assert pos[a] < pos[x.key], (t, a, x.key)
         for x in found2:
             assert x.reason.startswith("prerequisite of "), x.reason
+
+
+def test_presumed_known_membership_matches_the_full_walk_for_any_roots() -> None:
+    """find_gaps asks _PresumedKnown (closure once per ranking, a local walk up when roots touch it)
+    instead of recomputing _presumed_known for every focus: on random dependency graphs with random
+    known / confused concepts and roots, both give the same answer for every concept."""
+    import random
+
+    from graphmem.gaps import _cached_dependency_map, _presumed_known, _PresumedKnown, _stance_keys
+
+    rnd = random.Random(7)
+    for case in range(150):
+        n = rnd.randint(3, 14)
+        keys = [f"c{i}" for i in range(n)]
+        stances = [rnd.choice([None, None, Stance.knows, Stance.confused]) for _ in keys]
+        nodes = [node(k, rnd.randint(0, 1), stance=s) for k, s in zip(keys, stances, strict=True)]
+        edges = [(rnd.choice(keys), rnd.choice([P, R, U]), rnd.choice(keys)) for _ in range(rnd.randint(0, 2 * n))]
+        g = graph(nodes, [e for e in edges if e[0] != e[2]])
+        r = rank(g, REF)
+        deps = _cached_dependency_map(r)
+        knows, _ = _stance_keys(g, r)
+        for _ in range(4):  # several foci on one ranking, as the service serves them
+            roots = set(rnd.sample(keys, rnd.randint(0, min(3, n))))
+            expected = _presumed_known(g, deps, roots, knows)
+            fast = _PresumedKnown(g, r, deps, knows, roots)
+            assert {k for k in keys if k not in roots and k in fast} == expected - roots, (case, roots)
