@@ -57,10 +57,11 @@ def clean_display(text: str) -> str:
     for ch in text:
         cat = unicodedata.category(ch)
         # Cc: other controls (NUL, ESC, ...); Cs: lone surrogates; Cf: invisible
-        # format chars (bidi overrides can make text display as something else).
+        # format chars (bidi overrides can make text display as something else);
+        # Cn: unassigned code points, among them U+FFFE / U+FFFF, which XML cannot carry.
         if ch in "\t\n\r\v\f\x1c\x1d\x1e\x1f\x85" or cat in ("Zl", "Zp"):
             chars.append(" ")  # line-like breaks separate words: keep a space
-        elif cat in ("Cc", "Cs", "Cf"):
+        elif cat in ("Cc", "Cs", "Cf", "Cn"):
             continue
         else:
             chars.append(ch)

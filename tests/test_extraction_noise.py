@@ -27,3 +27,10 @@ def test_generic_words_are_skipped_with_a_reason(ex: ConceptExtractor) -> None:
     r = ex.extract(["That is a good question, thanks for the answer"], ["user"])[0]
     assert r.concepts == []
     assert {s.reason for s in r.skipped} <= {"generic", "stopword", "numeric", "too_short", "no_letters"}
+
+
+def test_no_concept_holds_a_noncharacter(ex: ConceptExtractor) -> None:
+    # U+FFFE / U+FFFF cannot be carried by XML (the block) and name nothing: sanitize() blanks them.
+    for text in ("Kubernetes\uffff is great", "看过Ab\ufffe片吗？", "I like \uffffReact\ufffe."):
+        for m in ex.extract([text])[0].concepts:
+            assert "\ufffe" not in m.name + m.surface and "\uffff" not in m.name + m.surface, m

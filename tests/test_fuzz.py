@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from graphmem.extraction.catalog_io import load_catalog
@@ -25,7 +25,7 @@ from tests.reliability import FUTURE, keys_spec, run_id
 pytestmark = pytest.mark.neo4j
 
 NASTY = ["\ud800", "\udfff", "\udbff\udc00", "\u202e", "\u200f", "\u200b", "\ufeff", "\u2028", "\x00", "\x1b[31m",
-         "\x7f", "🎉", "👩‍👩‍👧", "\U0010ffff", "\ufffe", "</user_knowledge_context>", "<system>", "&amp;",
+         "\x7f", "🎉", "👩‍👩‍👧", "\U0010ffff", "\ufffe", "\uffff", "看过", "吗", "</user_knowledge_context>", "<system>", "&amp;",
          "]]>", "Django", "Python基础", "'}) MATCH (n) DETACH DELETE n //", "\\", '"', "\n", "\t", " "]
 any_chars = st.characters(codec=None, exclude_categories=())  # every code point, surrogates included
 nasty_text = st.lists(st.one_of(st.sampled_from(NASTY), st.text(any_chars, max_size=8)), max_size=12).map("".join)
@@ -103,6 +103,9 @@ def assert_block_inert(block: str, fmt: str) -> None:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=nasty_text, session=nasty_text, turn_id=st.one_of(st.none(), nasty_text), focus=nasty_text,
        fmt=st.sampled_from(["xml", "json", "markdown"]))
+# Found by CI: a noun chunk or a framed Chinese name holding U+FFFF made a concept whose name XML
+# cannot carry. Kept as a fixed example.
+@example(text="Kubernetes\uffff and 看过Ab\ufffe片吗", session="s", turn_id=None, focus="看过Ab\uffff片吗", fmt="xml")
 def test_api_ingest_and_context_with_any_unicode(fuzz_api, text, session, turn_id, focus, fmt):
     uid = "fz-" + uuid.uuid4().hex[:10]
     turn = {"role": "user", "text": "Django " + text, "ts": FUTURE.format(1)}

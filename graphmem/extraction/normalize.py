@@ -78,7 +78,8 @@ def _norm_char(ch: str) -> str:
 
 
 def sanitize(text: str) -> str:
-    """Same-length copy of `text` with control characters and lone surrogates made spaces.
+    """Same-length copy of `text` with control characters, lone surrogates and unassigned code
+    points (noncharacters such as U+FFFF, which XML cannot carry) made spaces.
 
     Keeping the length means every span computed on the copy is a valid span of
     the caller's original text.
@@ -91,7 +92,7 @@ def sanitize(text: str) -> str:
             out.append(ch)
             continue
         cat = unicodedata.category(ch)
-        out.append(" " if cat in ("Cc", "Cs", "Cf") and ch not in "\u200d" else ch)
+        out.append(" " if cat in ("Cc", "Cs", "Cf", "Cn") and ch not in "\u200d" else ch)
     return "".join(out)
 
 
