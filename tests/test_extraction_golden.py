@@ -350,3 +350,14 @@ def test_roles_length_checked(ex: ConceptExtractor) -> None:
 
     with pytest.raises(InvalidInput):
         ex.extract(["a", "b"], ["user"])
+
+
+def test_entity_recogniser_runs_only_where_it_keeps_a_joined_name_whole(open_ex: ConceptExtractor) -> None:
+    """extractor._needs_ner: NER runs on a text with a capitalised name joined by "of" or a hyphen
+    (noun chunks would split it), not on ordinary chat, where it changed nothing measurable."""
+    from graphmem.extraction.extractor import _needs_ner
+
+    docs = list(open_ex._run_en(["The Axiom of Choice is independent of ZF.", "I want to learn React and Django."]))
+    assert [_needs_ner(d) for d in docs] == [True, False]
+    assert "axiom of choice" in {c.key for c in one(open_ex, "The Axiom of Choice is independent of ZF.").concepts}
+    assert {"react", "django"} <= {c.key for c in one(open_ex, "I want to learn React and Django.").concepts}

@@ -237,13 +237,24 @@ def _has_sents(doc: Doc) -> bool:
     return doc.has_annotation("SENT_START") or doc.has_annotation("DEP")
 
 
+# Words that join the parts of one name ("Axiom of Choice", "Karush-Kuhn-Tucker", "AT&T"): the parser's
+# noun chunks and proper-noun tokens split such names, the entity recogniser keeps them whole.
+# "and" is left out on purpose: "React and Django" is two concepts, and chat joins names with it all the time.
+_NAME_JOINERS = frozenset({"of", "-", "&", "de", "du", "von", "van", "for"})
+
+
 def _needs_ner(doc: Doc) -> bool:
-    for tok in doc:
-        t = tok.text
-        if tok.pos_ == "PROPN":
-            return True
-        if len(t) > 1 and t[0].isupper() and not tok.is_sent_start and t not in ("I", "I'm", "I've", "I'd", "I'll"):
-            return True
-        if any(c.isupper() for c in t[1:]) and any(c.islower() for c in t):
+    """Can the entity recogniser find a concept the noun chunks and proper nouns miss?
+
+    Measured on 900 chat turns (benchmark learners, Bridge) and 357 Metacademy summaries: NER
+    changed the concepts of 1 turn ("Keep Going", junk) and of 14 summaries, every time a name
+    joined by a small word or a hyphen. NER is about a third of the English pipeline's cost,
+    so it runs only on texts holding such a joined capitalised name.
+    """
+    toks = list(doc)
+    for i in range(len(toks) - 2):
+        a, join, b = toks[i], toks[i + 1], toks[i + 2]
+        if a.text[:1].isupper() and b.text[:1].isupper() and join.lower_ in _NAME_JOINERS \
+                and (a.pos_ == "PROPN" or b.pos_ == "PROPN" or not a.is_sent_start):
             return True
     return False
