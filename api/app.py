@@ -7,6 +7,7 @@ Handlers are plain `def`s, so FastAPI runs them in its thread pool: extraction
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -156,6 +157,8 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
         allow_headers=["cache-control", "pragma"],
     )
 
+    worker_id = str(os.getpid())
+
     @app.middleware("http")
     async def observe(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         started = time.perf_counter()
@@ -164,6 +167,8 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
         path = getattr(route, "path", "unmatched")
         metrics.requests.labels(path, request.method, str(response.status_code)).inc()
         metrics.latency.labels(path, request.method).observe(time.perf_counter() - started)
+        # Which API process answered: with `graphmem serve --workers N`, tells the workers apart in logs.
+        response.headers["X-Graphmem-Worker"] = worker_id
         return response
 
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)

@@ -104,15 +104,20 @@ class Server:
             self.proc.kill()
 
 
-def start_server(keys: dict[str, str], ready_timeout_s: float = 180.0) -> Server:
-    """keys: api key -> tenant."""
+def start_server(keys: dict[str, str], ready_timeout_s: float = 180.0, workers: int = 1) -> Server:
+    """keys: api key -> tenant. ``workers`` > 1 runs that many API processes (`graphmem serve --workers`)."""
     port = free_port()
     env = {**os.environ, "GRAPHMEM_API_KEYS": ",".join(f"{k}:{t}" for k, t in keys.items()),
            "PYTHONPATH": str(REPO)}
-    code = ("import uvicorn; from api.app import create_app; from graphmem.settings import Settings; "
-            f"uvicorn.run(create_app(Settings()), host='127.0.0.1', port={port}, log_level='warning')")
+    if workers > 1:
+        cmd = [sys.executable, "-m", "uvicorn", "api.app:create_app", "--factory", "--host", "127.0.0.1",
+               "--port", str(port), "--workers", str(workers), "--log-level", "warning"]
+    else:
+        code = ("import uvicorn; from api.app import create_app; from graphmem.settings import Settings; "
+                f"uvicorn.run(create_app(Settings()), host='127.0.0.1', port={port}, log_level='warning')")
+        cmd = [sys.executable, "-c", code]
     log = open(RESULTS / "server.log", "ab")  # noqa: SIM115
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env=env, stdout=log, stderr=log)
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=log)
     server = Server(proc, f"http://127.0.0.1:{port}")
     deadline = time.monotonic() + ready_timeout_s
     with httpx.Client(base_url=server.base_url, timeout=5) as client:

@@ -91,6 +91,25 @@ def ingest_matrix(mem: GraphMemory, server: Server, quick: bool) -> list[dict[st
     return rows
 
 
+def ingest_workers(server: Server, workers: int, quick: bool) -> list[dict[str, Any]]:
+    """Batch 128, 4 clients over HTTP against an API run with several worker processes."""
+    per_client = 128 if quick else 512
+    repeats = 1 if quick else 3
+    rows = []
+    for language in ("en", "zh"):
+        runs = [_cell("http", language, 128, 4, per_client, 200 + r, None, server) for r in range(repeats)]
+        tps = [r["turns_per_s"] for r in runs]
+        lat = [r["call_latency"] for r in runs]
+        row = {**runs[-1], "kind": f"http, {workers} workers", "workers": workers, "repeats": repeats,
+               "turns_per_s": round(statistics.median(tps), 1), "turns_per_s_runs": tps,
+               "call_latency": {"p50_ms": round(statistics.median(x["p50_ms"] for x in lat), 1),
+                                "p99_ms": round(max(x["p99_ms"] for x in lat), 1), "n": sum(x["n"] for x in lat)}}
+        rows.append(row)
+        log(f"ingest http {workers} workers {language} batch=128 clients=4: {row['turns_per_s']:7.1f} turns/s  "
+            f"call p50 {row['call_latency']['p50_ms']} ms p99 {row['call_latency']['p99_ms']} ms")
+    return rows
+
+
 def extraction_speed(catalog: Catalog, quick: bool) -> list[dict[str, Any]]:
     """Extraction alone (spaCy + catalog matcher + relations + stances), single thread."""
     import jieba

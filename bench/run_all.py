@@ -97,6 +97,15 @@ def main(argv: list[str] | None = None) -> int:
             results["server_rss_mib_end"] = round(server.rss_mib(), 1)
         finally:
             server.stop()
+        if "ingest" in want:
+            # The same cells against `graphmem serve --workers 2`: English extraction is CPU-bound
+            # Python, so one API process uses one core for it.
+            server = start_server({ingest_bench.KEY: ingest_bench.TENANT}, workers=2)
+            try:
+                with section("ingest_workers"):
+                    results["ingest"] += ingest_bench.ingest_workers(server, 2, quick)
+            finally:
+                server.stop()
 
     if "compaction" in want:
         with section("compaction"):

@@ -61,8 +61,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     settings = get_settings()
     LocalNeo4j(settings).start()
-    uvicorn.run(create_app(settings), host=args.host or settings.host, port=args.port or settings.port,
-                log_level="info")
+    host, port = args.host or settings.host, args.port or settings.port
+    workers = args.workers or settings.workers
+    if workers > 1:
+        # Each worker process builds its own app from the same GRAPHMEM_* environment. Their caches are
+        # per process and keyed by graph and catalog versions, so a write in one is seen by the others.
+        uvicorn.run("api.app:create_app", factory=True, host=host, port=port, workers=workers, log_level="info")
+    else:
+        uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
     return 0
 
 
@@ -210,6 +216,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve the HTTP API (starts Neo4j unless NEO4J_URI is set)")
     serve.add_argument("--host", default=None)
     serve.add_argument("--port", type=int, default=None)
+    serve.add_argument("--workers", type=int, default=None,
+                       help="API worker processes (default GRAPHMEM_WORKERS, 1); English ingestion scales with cores")
     serve.set_defaults(func=_cmd_serve)
 
     ingest = with_tenant(sub.add_parser("ingest", help="ingest turns from a JSONL file (resumable by turn id)"))

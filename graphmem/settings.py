@@ -57,6 +57,9 @@ class Settings(BaseSettings):
     # --- API -----------------------------------------------------------------
     host: str = "127.0.0.1"
     port: int = 8000
+    # API worker processes (`graphmem serve`). English extraction is CPU-bound Python: one process
+    # uses one core for it; each worker loads its own spaCy pipelines (~300 MB) and caches.
+    workers: int = Field(default=1, ge=1, le=64)
     # "key1:tenantA,key2:tenantB"; empty means single-tenant with auth off.
     api_keys: str = ""
     api_keys_file: Path | None = None
