@@ -20,6 +20,7 @@ Candidates are plain spans; extractor.py turns them into ConceptMentions
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 
 from spacy.lang.en.stop_words import STOP_WORDS
@@ -495,7 +496,14 @@ def chinese_candidates(doc: Doc, tags: dict[str, str], lexicon: ZhLexicon | None
         for s, e in lexicon.scan(text):
             out.append(Candidate(s, e, ExtractorName.pattern, CONF_NAME, "lexicon"))
     toks = _zh_tokens(doc, tags)
-    framed = list(_framed(text, toks))
+    framed = _framed(text, toks)
+    # Positions inside some framed span, and the spans by start: the checks below stay linear.
+    covered = bytearray(len(text) + 1)
+    for fs, fe in framed:
+        covered[fs:fe] = b"\x01" * (fe - fs)
+    framed_by_start = sorted(framed)
+    framed_starts = [fs for fs, _ in framed_by_start]
+    longest = max((fe - fs for fs, fe in framed), default=0)
     for s, e in framed:
         out.append(Candidate(s, e, ExtractorName.pattern, CONF_NAME, "frame"))
     i = 0
@@ -524,7 +532,7 @@ def chinese_candidates(doc: Doc, tags: dict[str, str], lexicon: ZhLexicon | None
                 out.append(Candidate(s, toks[j - 1][1], ExtractorName.noun_chunk, CONF_PROPER, "eng"))
             i = max(j, k)
             continue
-        if i + 1 < n and toks[i + 1][2] in _NAME_DOTS and any(fs <= toks[i + 1][0] < fe for fs, fe in framed):
+        if i + 1 < n and toks[i + 1][2] in _NAME_DOTS and covered[toks[i + 1][0]]:
             i += 2  # a transliterated name the dotted-name frame delimits exactly
             continue
         if i + 1 < n and toks[i + 1][2] in _NAME_DOTS and _name_like(toks[i]):
@@ -578,11 +586,17 @@ def chinese_candidates(doc: Doc, tags: dict[str, str], lexicon: ZhLexicon | None
         i += 1
     # A frame fixes both ends of its name: segmenter-based candidates that overlap one
     # and reach past it (过程|小东 against 听说过|程小东) are cut errors.
-    return [c for c in out if c.label == "frame" or not any(_crosses(c.start, c.end, fs, fe) for fs, fe in framed)]
+    def reaches_past_a_frame(c: Candidate) -> bool:
+        # Framed spans that overlap c start before c.end and no earlier than c.start - longest.
+        k = bisect_left(framed_starts, c.end)
+        while k > 0 and framed_by_start[k - 1][0] >= c.start - longest:
+            k -= 1
+            fs, fe = framed_by_start[k]
+            if c.start < fe and fs < c.end and not (fs <= c.start and c.end <= fe):
+                return True
+        return False
 
-
-def _crosses(s: int, e: int, fs: int, fe: int) -> bool:
-    return s < fe and fs < e and not (fs <= s and e <= fe)
+    return [c for c in out if c.label == "frame" or not reaches_past_a_frame(c)]
 
 
 def _framed(text: str, toks: list[Tok]) -> list[tuple[int, int]]:

@@ -23,6 +23,7 @@ batch's ZhLexicon, so the name is found again where no frame surrounds it.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 
 # Characters of the standard transcription of foreign personal names (Xinhua's
@@ -89,12 +90,14 @@ def dotted_names(text: str, tokens: Sequence[tuple[int, int, str, str]]) -> Iter
     instead (知道|梅尔文·勒罗伊: 道 transcribes too, but 知道 is a word); inside an
     out-of-dictionary token (对马修) the characters decide.
     """
+    starts = [t[0] for t in tokens]
     for m in _DOTTED.finditer(text):
         s, e = m.start(), m.end()
-        for ts, te, _, tag in tokens:
+        k = bisect_right(starts, s) - 1  # the token holding s (tokens are sorted and do not overlap)
+        if k >= 0:
+            ts, te, _, tag = tokens[k]
             if ts < s < te and tag not in ("unk", "x"):
                 s = te
-                break
         if e - s >= 3 and text[s] not in NAME_DOTS:
             yield s, e
 
@@ -106,6 +109,7 @@ def frame_names(text: str, tokens: Sequence[tuple[int, int, str, str]], generic:
     words that are never a name on their own.
     """
     seen: set[tuple[int, int]] = set()
+    starts = [t[0] for t in tokens]
     for pattern in (_ASK, _ABOUT, _BACK, _NAMED):
         for m in pattern.finditer(text):
             s, e = m.start("x"), m.end("x")
@@ -120,14 +124,14 @@ def frame_names(text: str, tokens: Sequence[tuple[int, int, str, str]], generic:
                     s = cut
             elif not cued and any(ch in _PRONOUN_FIRST for ch in text[s:e]):
                 continue  # 对于此片主演卡西·阿弗莱克你了解吗: a clause, not a name
-            span = _clean(text, s, e, tokens, generic, allow_de=cued or verb in _SEEN, cued=cued)
+            span = _clean(text, s, e, tokens, starts, generic, allow_de=cued or verb in _SEEN, cued=cued)
             if span is not None and span not in seen:
                 seen.add(span)
                 yield span
 
 
-def _clean(text: str, s: int, e: int, tokens: Sequence[tuple[int, int, str, str]], generic: frozenset[str],
-           allow_de: bool, cued: bool) -> tuple[int, int] | None:
+def _clean(text: str, s: int, e: int, tokens: Sequence[tuple[int, int, str, str]], starts: Sequence[int],
+           generic: frozenset[str], allow_de: bool, cued: bool) -> tuple[int, int] | None:
     stripped = True
     while stripped:
         stripped = False
@@ -141,7 +145,9 @@ def _clean(text: str, s: int, e: int, tokens: Sequence[tuple[int, int, str, str]
         return None
     if any(b in x for b in _BAD_INSIDE) or (not allow_de and "的" in x):
         return None
-    inside = [t for t in tokens if t[0] < e and s < t[1]]
+    # Tokens overlapping [s, e): by bisection, so a long turn with many frames stays linear.
+    inside = list(tokens[max(0, bisect_right(starts, s) - 1):bisect_left(starts, e)])
+    inside = [t for t in inside if t[1] > s]
     if not inside:
         return None
     first_tag = inside[0][3] if inside[0][0] == s else ""
