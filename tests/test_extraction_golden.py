@@ -207,6 +207,11 @@ def test_operation_verbs_without_numbers_are_not_skills(open_ex: ConceptExtracto
     assert not {"adding", "rounding"} & {c.key for c in one(open_ex, text).concepts}
 
 
+def test_size_and_taste_adjectives_are_not_part_of_a_concept(open_ex: ConceptExtractor) -> None:
+    keys = {c.key for c in one(open_ex, "I built small APIs with a light framework and my favorite editor.").concepts}
+    assert concept_key("APIs") in keys and not {concept_key(x) for x in ("small APIs", "light framework", "favorite editor")} & keys
+
+
 def test_open_vocab_resolves_to_catalog(ex: ConceptExtractor) -> None:
     r = one(ex, "Which framework is better, Django or Flask?")
     assert "Django框架" in names(r)

@@ -75,7 +75,8 @@ _LEADING_FILLER = frozenset(
     """good new old other same whole first next last final current big little few many much some
     any every each all own certain particular different various main basic simple real actual
     entire great nice bad best better more most less such several this that these those
-    how excellent just overall total final""".split()
+    how excellent just overall total final small light large tiny huge quick easy hard fun cool favorite
+    favourite popular proper specific general whole short long""".split()
 )
 
 GENERIC_ZH = frozenset(
