@@ -66,6 +66,16 @@ def _cell(kind: str, language: str, batch: int, clients: int, per_client: int, s
             "wall_s": round(wall, 3), "turns_per_s": round(total / wall, 1), "call_latency": summary_ms(lat)}
 
 
+def _repeated(runs: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    """One row for repeats of a cell: median turns/s, median call p50 and worst call p99."""
+    tps = [r["turns_per_s"] for r in runs]
+    lat = [r["call_latency"] for r in runs]
+    return {**runs[-1], **extra, "repeats": len(runs), "turns_per_s": round(statistics.median(tps), 1),
+            "turns_per_s_runs": tps,
+            "call_latency": {"p50_ms": round(statistics.median(x["p50_ms"] for x in lat), 1),
+                             "p99_ms": round(max(x["p99_ms"] for x in lat), 1), "n": sum(x["n"] for x in lat)}}
+
+
 def ingest_matrix(mem: GraphMemory, server: Server, quick: bool) -> list[dict[str, Any]]:
     per_client = {1: 16, 16: 64, 128: 128} if quick else {1: 64, 16: 256, 128: 512}
     repeats = 1 if quick else 3
@@ -74,16 +84,9 @@ def ingest_matrix(mem: GraphMemory, server: Server, quick: bool) -> list[dict[st
         for language in ("en", "zh"):
             for batch in ((1, 16, 128) if kind == "http" or not quick else (128,)):
                 for clients in ((1, 4) if not (quick and batch == 1) else (1,)):
-                    runs = [_cell(kind, language, batch, clients, per_client[batch], 100 + r,
-                                  mem if kind == "library" else None, server if kind == "http" else None)
-                            for r in range(repeats)]
-                    tps = [r["turns_per_s"] for r in runs]
-                    lat = [r["call_latency"] for r in runs]
-                    row = {**runs[-1], "repeats": repeats, "turns_per_s": round(statistics.median(tps), 1),
-                           "turns_per_s_runs": tps,
-                           "call_latency": {"p50_ms": round(statistics.median(x["p50_ms"] for x in lat), 1),
-                                            "p99_ms": round(max(x["p99_ms"] for x in lat), 1),
-                                            "n": sum(x["n"] for x in lat)}}
+                    row = _repeated([_cell(kind, language, batch, clients, per_client[batch], 100 + r,
+                                           mem if kind == "library" else None, server if kind == "http" else None)
+                                     for r in range(repeats)])
                     rows.append(row)
                     log(f"ingest {kind:7s} {language} batch={batch:3d} clients={clients}: "
                         f"{row['turns_per_s']:7.1f} turns/s  call p50 {row['call_latency']['p50_ms']} ms "
@@ -97,13 +100,8 @@ def ingest_workers(server: Server, workers: int, quick: bool) -> list[dict[str, 
     repeats = 1 if quick else 3
     rows = []
     for language in ("en", "zh"):
-        runs = [_cell("http", language, 128, 4, per_client, 200 + r, None, server) for r in range(repeats)]
-        tps = [r["turns_per_s"] for r in runs]
-        lat = [r["call_latency"] for r in runs]
-        row = {**runs[-1], "kind": f"http, {workers} workers", "workers": workers, "repeats": repeats,
-               "turns_per_s": round(statistics.median(tps), 1), "turns_per_s_runs": tps,
-               "call_latency": {"p50_ms": round(statistics.median(x["p50_ms"] for x in lat), 1),
-                                "p99_ms": round(max(x["p99_ms"] for x in lat), 1), "n": sum(x["n"] for x in lat)}}
+        row = _repeated([_cell("http", language, 128, 4, per_client, 200 + r, None, server) for r in range(repeats)],
+                        kind=f"http, {workers} workers", workers=workers)
         rows.append(row)
         log(f"ingest http {workers} workers {language} batch=128 clients=4: {row['turns_per_s']:7.1f} turns/s  "
             f"call p50 {row['call_latency']['p50_ms']} ms p99 {row['call_latency']['p99_ms']} ms")

@@ -20,22 +20,24 @@ def _ok(met: bool | None) -> str:
     return "n/a" if met is None else ("**met**" if met else "**missed**")
 
 
+def _ingest_row(label: str, cell: dict[str, Any]) -> tuple[str, str, str, str]:
+    return (label, f"{cell['turns_per_s']} turns/s (call p50 {cell['call_latency']['p50_ms']} ms, "
+                   f"p99 {cell['call_latency']['p99_ms']} ms)",
+            f"≥ {TARGETS['ingest_tps']:.0f} turns/s", _ok(cell["turns_per_s"] >= TARGETS["ingest_tps"]))
+
+
 def headline(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     rows: list[tuple[str, str, str, str]] = []
     for lang in ("en", "zh"):
         cells = [x for x in r.get("ingest", []) if x["kind"] == "http" and x["language"] == lang and x["batch"] == 128]
         if cells:
             best = max(cells, key=lambda x: x["turns_per_s"])
-            rows.append((f"Ingestion {lang.upper()}, HTTP end to end, batch 128 (best of 1/4 clients: {best['clients']})",
-                         f"{best['turns_per_s']} turns/s (call p50 {best['call_latency']['p50_ms']} ms, "
-                         f"p99 {best['call_latency']['p99_ms']} ms)",
-                         f"≥ {TARGETS['ingest_tps']:.0f} turns/s", _ok(best["turns_per_s"] >= TARGETS["ingest_tps"])))
+            rows.append(_ingest_row(f"Ingestion {lang.upper()}, HTTP end to end, batch 128 (best of 1/4 clients: "
+                                    f"{best['clients']})", best))
         for x in r.get("ingest", []):
             if x["language"] == lang and x.get("workers", 1) > 1:
-                rows.append((f"Ingestion {lang.upper()}, HTTP, batch 128, 4 clients, `graphmem serve --workers "
-                             f"{x['workers']}`", f"{x['turns_per_s']} turns/s (call p50 {x['call_latency']['p50_ms']} "
-                             f"ms, p99 {x['call_latency']['p99_ms']} ms)", f"≥ {TARGETS['ingest_tps']:.0f} turns/s",
-                             _ok(x["turns_per_s"] >= TARGETS["ingest_tps"])))
+                rows.append(_ingest_row(f"Ingestion {lang.upper()}, HTTP, batch 128, 4 clients, `graphmem serve "
+                                        f"--workers {x['workers']}`", x))
     for x in r.get("extraction", []):
         rows.append((f"Extraction alone {x['language'].upper()} (1 thread)",
                      f"{x['words_per_s']} words/s ({x['turns_per_s']} turns/s)", "—", "n/a"))
@@ -80,6 +82,24 @@ def headline(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+def _log_log(ax: Any, target: float, target_label: str, xlabel: str, ylabel: str, title: str, legend_size: int) -> None:
+    """Log-log axes with a dotted red target line: the latency and compaction plots."""
+    ax.axhline(target, color="red", linewidth=0.8, linestyle=":", label=target_label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=legend_size)
+
+
+def _save(plt: Any, fig: Any, out: Path, name: str) -> str:
+    fig.tight_layout()
+    fig.savefig(out / name, dpi=120)
+    plt.close(fig)
+    return name
+
+
 def plots(r: dict[str, Any], out: Path) -> list[str]:
     import matplotlib
 
@@ -103,17 +123,9 @@ def plots(r: dict[str, Any], out: Path) -> list[str]:
         aw = sorted((x["concepts"], x["cold_after_external_write"]["p50_ms"]) for x in r.get("context_after_write", []))
         if aw:
             ax.plot([p[0] for p in aw], [p[1] for p in aw], marker="s", color="black", label="cold (after external write) p50")
-        ax.axhline(20, color="red", linewidth=0.8, linestyle=":", label="p99 target 20 ms")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("concepts in the user's graph")
-        ax.set_ylabel("latency over HTTP (ms)")
-        ax.set_title("Context block latency vs graph size")
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(out / "context_latency.png", dpi=120)
-        plt.close(fig)
-        made.append("context_latency.png")
+        _log_log(ax, 20, "p99 target 20 ms", "concepts in the user's graph", "latency over HTTP (ms)",
+                 "Context block latency vs graph size", legend_size=7)
+        made.append(_save(plt, fig, out, "context_latency.png"))
     conv = r.get("conversation")
     if conv:
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4.2))
@@ -133,10 +145,7 @@ def plots(r: dict[str, Any], out: Path) -> list[str]:
         ax2.set_ylim(-5, 105)
         ax2.set_title("Retention of early key facts")
         ax2.legend()
-        fig.tight_layout()
-        fig.savefig(out / "tokens_retention.png", dpi=120)
-        plt.close(fig)
-        made.append("tokens_retention.png")
+        made.append(_save(plt, fig, out, "tokens_retention.png"))
     comp = r.get("compaction", [])
     if comp:
         fig, ax = plt.subplots(figsize=(6, 4))
@@ -145,17 +154,8 @@ def plots(r: dict[str, Any], out: Path) -> list[str]:
                          ("write_ms_p50_est", "write")):
             ax.plot(xs, [c[k] for c in comp], marker="o", label=label)
         ax.plot(xs, [c["total"]["p50_ms"] for c in comp], marker="o", color="black", label="total p50")
-        ax.axhline(300, color="red", linewidth=0.8, linestyle=":", label="target at 10k: 300 ms")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("concepts")
-        ax.set_ylabel("ms")
-        ax.set_title("Compaction time per user")
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(out / "compaction.png", dpi=120)
-        plt.close(fig)
-        made.append("compaction.png")
+        _log_log(ax, 300, "target at 10k: 300 ms", "concepts", "ms", "Compaction time per user", legend_size=8)
+        made.append(_save(plt, fig, out, "compaction.png"))
     return made
 
 

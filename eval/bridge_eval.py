@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from eval.common import eval_tenant, make_memory, r4, shared_data_dir
+from eval.common import eval_tenant, make_memory, protocol_cli, r4, shared_data_dir
 from graphmem.extraction import pipelines
 from graphmem.models import TurnIn
 
@@ -82,7 +82,8 @@ def load_bridge(data: Path, split: str) -> list[dict[str, Any]]:
     return out
 
 
-def run(quick: bool = False, limit: int | None = None, verbose: bool = True, splits: tuple[str, ...] | None = None) -> dict[str, Any]:
+def run(quick: bool = False, limit: int | None = None, verbose: bool = True, splits: tuple[str, ...] | None = None,
+        show_misses: int = 15) -> dict[str, Any]:
     from eval.extraction_eval import junk_reason
 
     data = shared_data_dir()
@@ -149,7 +150,7 @@ def run(quick: bool = False, limit: int | None = None, verbose: bool = True, spl
             # Misses name lesson topics and extracted concepts from the data: printed, never saved.
             if verbose:
                 print(f"[bridge] {variant}: {out[variant]}")
-                for w in worst[: (15 if verbose is True else 400)]:
+                for w in worst[:show_misses]:
                     print("   miss:", w)
     finally:
         mem.close()
@@ -160,10 +161,4 @@ def run(quick: bool = False, limit: int | None = None, verbose: bool = True, spl
 
 
 if __name__ == "__main__":
-    import argparse
-
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--limit", type=int)
-    a = ap.parse_args()
-    run(a.quick, a.limit)
+    protocol_cli(run)

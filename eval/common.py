@@ -7,13 +7,15 @@ see each other's data and never touch anyone else's.
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
@@ -88,3 +90,12 @@ def prf(tp: int, n_pred: int, n_gold: int) -> tuple[float, float, float]:
 
 def r4(x: float) -> float:
     return round(float(x), 4)
+
+
+def protocol_cli(run: Callable[[bool, int | None], Any], size_option: str = "--limit") -> None:
+    """`python -m eval.<protocol> [--quick] [<size_option> N]`: one protocol on its own."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="the deterministic subset of `make eval-quick`")
+    ap.add_argument(size_option, type=int, dest="size", help="how much of the data to feed")
+    args = ap.parse_args()
+    run(args.quick, args.size)

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from eval.common import eval_tenant, make_memory, prf, r4, shared_data_dir
+from eval.common import eval_tenant, make_memory, prf, protocol_cli, r4, shared_data_dir
 from graphmem.extraction.normalize import concept_key
 from graphmem.models import Catalog, CatalogConcept, CatalogRelation, TurnIn
 
@@ -169,10 +169,4 @@ def run(quick: bool = False, limit: int | None = None, verbose: bool = True, see
 
 
 if __name__ == "__main__":
-    import argparse
-
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--limit", type=int)
-    a = ap.parse_args()
-    run(a.quick, a.limit)
+    protocol_cli(run)

@@ -23,7 +23,7 @@ import re
 import time
 from typing import Any
 
-from eval.common import eval_tenant, make_memory, r4, shared_data_dir
+from eval.common import eval_tenant, make_memory, protocol_cli, r4, shared_data_dir
 from eval.extraction_eval import KDCONV_DOMAINS, strip_disambiguation
 from graphmem.extraction.normalize import concept_key, normalize
 from graphmem.models import TurnIn
@@ -104,10 +104,4 @@ def run(quick: bool = False, per_domain: int | None = None, verbose: bool = True
 
 
 if __name__ == "__main__":
-    import argparse
-
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--per-domain", type=int)
-    a = ap.parse_args()
-    run(a.quick, a.per_domain)
+    protocol_cli(run, "--per-domain")

@@ -30,7 +30,7 @@ import re
 import time
 from typing import Any
 
-from eval.common import eval_tenant, make_memory, prf, r4, shared_data_dir
+from eval.common import eval_tenant, make_memory, prf, protocol_cli, r4, shared_data_dir
 from eval.gaps_eval import ancestors, load_metacademy
 from graphmem.extraction.normalize import concept_key
 from graphmem.models import TurnIn
@@ -129,10 +129,4 @@ def run(quick: bool = False, limit: int | None = None, verbose: bool = True, see
 
 
 if __name__ == "__main__":
-    import argparse
-
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--limit", type=int)
-    a = ap.parse_args()
-    run(a.quick, a.limit)
+    protocol_cli(run)

@@ -131,11 +131,12 @@ def _item_text(item: ContextItem, evidence: bool) -> str:
     return name
 
 
+def _section_lines(kept: Sequence[tuple[str, list[ContextItem]]], evidence: bool) -> list[str]:
+    return [f"- {section}: [{', '.join(_item_text(i, evidence) for i in items)}]" for section, items in kept if items]
+
+
 def _xml(tag: str, scope: str, kept: Sequence[tuple[str, list[ContextItem]]], dropped: int, evidence: bool) -> str:
-    lines = [f'<{tag} scope="{scope}">']
-    for section, items in kept:
-        if items:
-            lines.append(f"- {section}: [{', '.join(_item_text(i, evidence) for i in items)}]")
+    lines = [f'<{tag} scope="{scope}">', *_section_lines(kept, evidence)]
     if dropped:
         lines.append(f'<truncated_context reason="{TRUNCATION_REASON}" dropped="{dropped}"/>')
     lines.append(f"</{tag}>")
@@ -143,10 +144,7 @@ def _xml(tag: str, scope: str, kept: Sequence[tuple[str, list[ContextItem]]], dr
 
 
 def _markdown(tag: str, scope: str, kept: Sequence[tuple[str, list[ContextItem]]], dropped: int, evidence: bool) -> str:
-    lines = [f"## {tag} (scope: {scope})"]
-    for section, items in kept:
-        if items:
-            lines.append(f"- {section}: [{', '.join(_item_text(i, evidence) for i in items)}]")
+    lines = [f"## {tag} (scope: {scope})", *_section_lines(kept, evidence)]
     if dropped:
         lines.append(f"- truncated_context: reason={TRUNCATION_REASON} dropped={dropped}")
     return "\n".join(lines)

@@ -24,6 +24,20 @@ from tests.http_server import free_port
 FUTURE = "2031-01-0{}T10:00:00Z"
 
 
+# Short English and Chinese turns with concepts, relations and stances: the load and fault tests' traffic.
+MIXED_TEXTS = [
+    "I want to learn Django and Kubernetes.",
+    "我对Django框架很感兴趣，也想学Python基础",
+    "I struggle with Docker Compose and SQLAlchemy.",
+    "Django requires Linux server administration.",
+    "I hate React. React uses Redux.",
+    "PostgreSQL和Nginx都要学",
+    "I already know Git and HTML.",
+    "How do I deploy Django with Nginx?",
+    "Flask or Django for a REST API?",
+]
+
+
 def run_id() -> str:
     return uuid.uuid4().hex[:8]
 

@@ -25,26 +25,25 @@ import pytest
 
 from graphmem.neo4j_server import LocalNeo4j
 from graphmem.store import Neo4jStore, UserRef
-from tests.reliability import FUTURE, ApiProcess, dedicated_neo4j_settings, keys_spec, run_id, settings_env
+from tests.reliability import (
+    FUTURE,
+    MIXED_TEXTS,
+    ApiProcess,
+    dedicated_neo4j_settings,
+    keys_spec,
+    run_id,
+    settings_env,
+)
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.slow]
 
 KEY, TENANT = "fault-key", "fault-tenant"
-TEXTS = [
-    "I want to learn Django and Kubernetes.",
-    "我对Django框架很感兴趣，也想学Python基础",
-    "I struggle with Docker Compose and SQLAlchemy.",
-    "Django requires Linux server administration.",
-    "I hate React. React uses Redux.",
-    "PostgreSQL和Nginx都要学",
-    "I already know Git and HTML.",
-    "Flask or Django for a REST API?",
-]
 CALLS = 20
 
 
 def _turn(i: int) -> dict:
-    return {"turn_id": f"c{i}", "role": "user" if i % 4 else "assistant", "text": f"{TEXTS[i % len(TEXTS)]} ({i})",
+    text = f"{MIXED_TEXTS[i % len(MIXED_TEXTS)]} ({i})"
+    return {"turn_id": f"c{i}", "role": "user" if i % 4 else "assistant", "text": text,
             "ts": FUTURE.format(1 + i % 9)}
 
 
@@ -163,24 +162,26 @@ def test_neo4j_crash_mid_stream_loses_and_doubles_nothing(neo, api, dstore):
         assert failed, "the crash hit no call; the test proved nothing"
         assert all(outcomes[i].status in (503, None) for i in failed), {i: outcomes[i] for i in failed}
         assert all(outcomes[i].retry_after for i in failed if outcomes[i].status == 503)
-        stored = set(state(c, dstore, uid)["turns"])
-        # Every acknowledged call is durable.
-        for i in ok:
-            assert f"c{i}" in stored
-        # A failed call left nothing, or (commit-then-crash window) all of its new turn: never half.
-        in_window = [i for i in failed if f"c{i}" in stored]
-        print(f"neo4j crash: {len(ok)} ok, {len(failed)} failed, {len(in_window)} committed before the crash")
-
-        # Retrying every call (what a client does) gives exactly the fault-free result ...
-        for i in range(CALLS):
-            out = send(c, uid, i)
-            assert out.status == 200
-            assert out.accepted == ([f"c{i}"] if i in failed and i not in in_window else [])
-        assert_same_as_reference(state(c, dstore, uid), reference)
+        retry_converges(c, dstore, uid, ok, failed, reference, "neo4j crash")
         # ... and retrying again changes nothing (exactly once).
         for i in range(CALLS):
             assert send(c, uid, i).accepted == []
         assert_same_as_reference(state(c, dstore, uid), reference)
+
+
+def retry_converges(c, dstore, uid: str, ok: set[int], failed: list[int], reference, what: str) -> None:  # noqa: ANN001
+    """After a crash: every acknowledged call is durable; a failed call left nothing or (commit-then-crash
+    window) all of its new turn, never half; retrying every call, as a client does, gives exactly the
+    fault-free result."""
+    stored = set(state(c, dstore, uid)["turns"])
+    assert all(f"c{i}" in stored for i in ok)
+    in_window = [i for i in failed if f"c{i}" in stored]
+    print(f"{what}: {len(ok)} ok, {len(failed)} failed, {len(in_window)} committed before the crash")
+    for i in range(CALLS):
+        out = send(c, uid, i)
+        assert out.status == 200
+        assert out.accepted == ([f"c{i}"] if i in failed and i not in in_window else [])
+    assert_same_as_reference(state(c, dstore, uid), reference)
 
 
 def test_api_crash_mid_stream_loses_and_doubles_nothing(env, dstore, tmp_path_factory):
@@ -213,15 +214,7 @@ def test_api_crash_mid_stream_loses_and_doubles_nothing(env, dstore, tmp_path_fa
 
         proc.start()  # same port, same settings
         with proc.client(KEY, timeout=30) as c:
-            stored = set(state(c, dstore, uid)["turns"])
-            assert all(f"c{i}" in stored for i in ok)
-            in_window = [i for i in failed if f"c{i}" in stored]
-            print(f"api crash: {len(ok)} ok, {len(failed)} failed, {len(in_window)} committed before the crash")
-            for i in range(CALLS):
-                out = send(c, uid, i)
-                assert out.status == 200
-                assert out.accepted == ([f"c{i}"] if i in failed and i not in in_window else [])
-            assert_same_as_reference(state(c, dstore, uid), reference)
+            retry_converges(c, dstore, uid, ok, failed, reference, "api crash")
     finally:
         proc.stop()
 

@@ -17,7 +17,7 @@ import pytest
 
 from graphmem.settings import PROJECT_ROOT
 from graphmem.store import UserRef
-from tests.reliability import FUTURE, ApiProcess, keys_spec, run_id, settings_env
+from tests.reliability import FUTURE, MIXED_TEXTS, ApiProcess, keys_spec, run_id, settings_env
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.slow]
 
@@ -27,16 +27,6 @@ ROUNDS = 3
 WARMUP_S = 5.0
 # RSS may move by allocator noise; a leak proportional to traffic would show as steady growth.
 RSS_TOLERANCE = 0.08
-TEXTS = [
-    "I want to learn Django and Kubernetes.",
-    "我对Django框架很感兴趣，也想学Python基础",
-    "I struggle with Docker Compose and SQLAlchemy.",
-    "Django requires Linux server administration.",
-    "I hate React. React uses Redux.",
-    "PostgreSQL和Nginx都要学",
-    "How do I deploy Django with Nginx?",
-    "Flask or Django for a REST API?",
-]
 FOCUSES = [None, "How do I deploy Django?", "React", "数据库"]
 
 
@@ -66,7 +56,7 @@ def test_twenty_users_three_rounds_zero_errors_stable_memory(settings, store, tm
                     with lock:
                         counter[0] += 1
                         seq = counter[0]
-                    text = TEXTS[(u + n) % len(TEXTS)]
+                    text = MIXED_TEXTS[(u + n) % len(MIXED_TEXTS)]
                     calls = [("ingest", lambda: c.post(f"/v1/users/{uid}/turns", json={
                         "session_id": f"s{n // 10}",
                         "turns": [{"turn_id": f"t{seq}", "role": "user", "text": text, "ts": FUTURE.format(1 + n % 9)}]})),
