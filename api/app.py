@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, Path, Query, Request
@@ -28,6 +29,7 @@ from graphmem.extraction.catalog_io import parse_catalog
 from graphmem.service import GraphMemory
 from graphmem.settings import Settings, get_settings
 
+from .attempts import build_router as learner_router
 from .auth import KeyRing, load_keyring
 from .metrics import Metrics
 from .schemas import ContextRequest, ErrorResponse, Format, IngestRequest, Scope as ScopeName
@@ -45,6 +47,8 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 UserId = Annotated[str, Path(min_length=1, max_length=128, description="the user's id within the tenant")]
+# The user model as it stood at a past moment (ISO 8601; no zone means UTC): mentions, stances, mastery.
+AsOf = Annotated[datetime | None, Query(description="answer as the user model stood at this time (ISO 8601)")]
 
 
 def current_tenant(request: Request, authorization: Annotated[str | None, Header()] = None) -> str:
@@ -254,7 +258,7 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
 
     def _context(mem: GraphMemory, tenant: str, user_id: str, req: ContextRequest) -> dict[str, Any]:
         result = mem.context(tenant, user_id, focus=req.focus, scope=req.scope, max_tokens=req.max_tokens,
-                             fmt=req.format, evidence=req.evidence, prompt=req.prompt, tag=req.tag)
+                             fmt=req.format, evidence=req.evidence, prompt=req.prompt, tag=req.tag, as_of=req.as_of)
         metrics.block_tokens.observe(result.tokens)
         return result.to_dict()
 
@@ -269,9 +273,10 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
         format: Format = "xml",
         evidence: bool = False,
         tag: Annotated[str | None, Query(max_length=64)] = None,
+        as_of: AsOf = None,
     ) -> dict[str, Any]:
         req = ContextRequest(focus=focus, scope=scope, max_tokens=max_tokens, format=format, evidence=evidence,
-                             tag=tag)
+                             tag=tag, as_of=as_of)
         return _context(mem, tenant, user_id, req)
 
     @app.post("/v1/users/{user_id}/context", tags=["context"], response_model=ContextResult,
@@ -284,14 +289,14 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
 
     @app.get("/v1/users/{user_id}/graph", tags=["memory"], responses=ERRORS,
              summary="The user's graph: nodes and edges with weights, tiers and stances")
-    def get_graph(user_id: UserId, tenant: Tenant, mem: Memory) -> dict[str, Any]:
-        return mem.graph(tenant, user_id)
+    def get_graph(user_id: UserId, tenant: Tenant, mem: Memory, as_of: AsOf = None) -> dict[str, Any]:
+        return mem.graph(tenant, user_id, as_of=as_of)
 
     @app.get("/v1/users/{user_id}/explain", tags=["memory"], responses=ERRORS,
              summary="Why a concept is (or is not) in the block")
     def get_explain(user_id: UserId, tenant: Tenant, mem: Memory,
-                    concept: Annotated[str, Query(min_length=1, max_length=200)]) -> dict[str, Any]:
-        return mem.explain(tenant, user_id, concept)
+                    concept: Annotated[str, Query(min_length=1, max_length=200)], as_of: AsOf = None) -> dict[str, Any]:
+        return mem.explain(tenant, user_id, concept, as_of=as_of)
 
     @app.post("/v1/users/{user_id}/compact", tags=["memory"],
               responses={**ERRORS, 409: {"model": ErrorResponse, "description": "CRITICAL_COMPRESSION_FAILURE"}},
@@ -314,6 +319,9 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
                 summary="Erase everything about the user (right to be forgotten)")
     def delete_user(user_id: UserId, tenant: Tenant, mem: Memory) -> dict[str, Any]:
         return mem.erase(tenant, user_id)
+
+    # Graded attempts and BKT fits (api/attempts.py).
+    app.include_router(learner_router(Tenant, Memory, ERRORS))
 
     # -- catalog ---------------------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -34,6 +35,7 @@ class ContextRequest(BaseModel):
     tag: str | None = Field(default=None, max_length=64, description="custom tag name (an XML name)")
     prompt: str | None = Field(default=None, max_length=2_000_000,
                                description="the prompt being assembled, for loop detection")
+    as_of: datetime | None = Field(default=None, description="answer as the user model stood then (ISO 8601)")
 
 
 class ErrorBody(BaseModel):

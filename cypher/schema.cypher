@@ -87,6 +87,30 @@ CREATE INDEX rel_pair_related_to IF NOT EXISTS FOR ()-[r:RELATED_TO]-() ON (r.te
 // Full-text search over concept names and aliases (focus text -> concepts).
 CREATE FULLTEXT INDEX concept_names IF NOT EXISTS FOR (c:Concept) ON EACH [c.name, c.aliases_text];
 
+// name: schema_attempt_key
+// An attempt id is unique within its user: this is what makes a re-sent attempt a no-op (cypher/attempts.cypher).
+CREATE CONSTRAINT attempt_key IF NOT EXISTS FOR (a:Attempt) REQUIRE (a.tenant, a.user_id, a.id) IS UNIQUE;
+
+// name: schema_mastery_key
+// One mastery node per user and concept.
+CREATE CONSTRAINT mastery_key IF NOT EXISTS FOR (m:Mastery) REQUIRE (m.tenant, m.user_id, m.key) IS UNIQUE;
+
+// name: schema_attempt_concept_index
+// A user's attempts on one concept (replay, explain, forget), by index seek.
+CREATE INDEX attempt_concept IF NOT EXISTS FOR (a:Attempt) ON (a.tenant, a.user_id, a.key);
+
+// name: schema_attempt_user_index
+// A user's attempts (as_of, erase).
+CREATE INDEX attempt_user IF NOT EXISTS FOR (a:Attempt) ON (a.tenant, a.user_id);
+
+// name: schema_attempt_tenant_index
+// A tenant's attempts (fitting BKT parameters).
+CREATE INDEX attempt_tenant IF NOT EXISTS FOR (a:Attempt) ON (a.tenant);
+
+// name: schema_mastery_user_index
+// A user's mastery nodes (loading the user model).
+CREATE INDEX mastery_user IF NOT EXISTS FOR (m:Mastery) ON (m.tenant, m.user_id);
+
 // name: schema_list_constraints
 // What the schema holds now (for checks and the readiness probe).
 SHOW CONSTRAINTS YIELD name, type, labelsOrTypes, properties RETURN name, type, labelsOrTypes, properties ORDER BY name;

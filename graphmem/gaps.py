@@ -6,7 +6,8 @@ import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from graphmem.models import DEPENDENCY_TYPES, RelationType, Stance, UserGraph
+from graphmem.evidence import evidence, mastery_phrase
+from graphmem.models import DEPENDENCY_TYPES, RelationType, UserGraph
 from graphmem.ranking import Ranking, TypedPair
 
 # How a dependency A relates to the concept B that depends on it, read from A.
@@ -60,10 +61,15 @@ def _cached_dependency_map(ranking: Ranking) -> dict[str, list[tuple[str, Relati
 
 
 def _stance_keys(graph: UserGraph, ranking: Ranking) -> tuple[tuple[str, ...], frozenset[str]]:
-    """(concepts the user knows, concepts the user is confused by), once per ranked graph."""
+    """(concepts the user knows, concepts the user struggles with), once per ranked graph.
+
+    Knowing and struggling come from the newer of stance and graded-attempt mastery
+    (:func:`graphmem.evidence.evidence`): low mastery counts as struggling, mastery as knowing.
+    """
     def build() -> tuple[tuple[str, ...], frozenset[str]]:
-        knows = tuple(k for k, n in graph.concepts.items() if n.stance is Stance.knows)
-        return knows, frozenset(k for k, n in graph.concepts.items() if n.stance is Stance.confused)
+        states = {k: evidence(n).state for k, n in graph.concepts.items()}
+        knows = tuple(k for k, s in states.items() if s == "knows")
+        return knows, frozenset(k for k, s in states.items() if s == "struggles")
 
     return ranking.derived("stance_keys", build, of=graph)
 
@@ -71,14 +77,16 @@ def _stance_keys(graph: UserGraph, ranking: Ranking) -> tuple[tuple[str, ...], f
 def is_shown(graph: UserGraph, ranking: Ranking, key: str, threshold: float) -> bool:
     """Has the user shown this concept?
 
-    Stance ``knows`` counts as shown; ``confused`` never does; otherwise the
+    Knowing it (a ``knows`` stance, or mastery from graded attempts, whichever is newer — see
+    :func:`graphmem.evidence.evidence`) counts as shown; struggling (``confused``, or low mastery)
+    never does; otherwise the
     user's own (decayed) mention weight must reach the threshold — so a
     concept only the assistant talked about is not shown.
     """
-    node = graph.concepts[key]
-    if node.stance is Stance.knows:
+    state = evidence(graph.concepts[key]).state
+    if state == "knows":
         return True
-    if node.stance is Stance.confused:
+    if state == "struggles":
         return False
     return ranking.user_initial(key) >= threshold
 
@@ -158,7 +166,7 @@ def find_gaps(
     out: list[Gap] = []
     for k in order:
         ds = tuple(dependents.get(k, ()))
-        out.append(Gap(k, gap_depth[k], ds, k in confused, _reason(graph, gap_depth[k], ds, k in confused)))
+        out.append(Gap(k, gap_depth[k], ds, k in confused, _reason(graph, gap_depth[k], ds, k in confused, k)))
     return out
 
 
@@ -231,7 +239,7 @@ def _reach(deps: Mapping[str, list[tuple[str, RelationType]]], knows: Iterable[s
 
 
 def _keep_presumable(graph: UserGraph, reached: Iterable[str]) -> frozenset[str]:
-    return frozenset(k for k in reached if k in graph.concepts and graph.concepts[k].stance is not Stance.confused)
+    return frozenset(k for k in reached if k in graph.concepts and evidence(graph.concepts[k]).state != "struggles")
 
 
 def _learning_order(keys: Iterable[str], deps: Mapping[str, list[tuple[str, RelationType]]], graph: UserGraph) -> list[str]:
@@ -278,7 +286,8 @@ def _learning_order(keys: Iterable[str], deps: Mapping[str, list[tuple[str, Rela
     return out
 
 
-def _reason(graph: UserGraph, depth: int | None, dependents: Sequence[tuple[str, RelationType]], confused: bool) -> str:
+def _reason(graph: UserGraph, depth: int | None, dependents: Sequence[tuple[str, RelationType]], confused: bool,
+            key: str | None = None) -> str:
     parts: list[str] = []
     if dependents:
         by_phrase: dict[str, list[str]] = {}
@@ -286,6 +295,12 @@ def _reason(graph: UserGraph, depth: int | None, dependents: Sequence[tuple[str,
             by_phrase.setdefault(_PHRASE[rel], []).append(graph.concepts[b].name)
         rel_text = "; ".join(f"{p} {', '.join(names)}" for p, names in by_phrase.items())
         parts.append(f"{rel_text} (depth {depth})")
-    if confused:
-        parts.append("user said it confuses them")
+    ev = evidence(graph.concepts[key]) if key is not None else None
+    if ev is not None and ev.source == "mastery":
+        # Graded answers, stated in the reason either way (low mastery, or not yet decisive).
+        parts.append(ev.reason)
+    elif confused:
+        parts.append(ev.reason if ev is not None and ev.reason else "user said it confuses them")
+    elif key is not None and graph.concepts[key].mastery is not None:
+        parts.append(mastery_phrase(graph.concepts[key]))
     return "; ".join(parts)

@@ -350,6 +350,14 @@ class ConceptNode:
     mention_roles: tuple[str, ...] = ()
     # Final weight as last written to the store (None: never ranked), to write back only changes.
     weight: float | None = None
+    # Learner model (graphmem/learner.py): BKT mastery from graded attempts (None: never attempted),
+    # how many attempts / right answers it rests on, when the latest was made, and when the latest
+    # stance was stated — the newer of the two wins (graphmem/gaps.py).
+    mastery: float | None = None
+    mastery_attempts: int = 0
+    mastery_correct: int = 0
+    mastery_at: datetime | None = None
+    stance_at: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ from .ranking import Ranking, RankingConfig, rank
 from .render import RenderedBlock, check_loop, render_block
 from .settings import Settings, get_settings
 from .store import CatalogRows, CompactionRecord, IngestWrite, Neo4jStore, StoredTurn, UserRef, WeightRow
+from .learner import Learner, mastery_view, stance_timeline
 from .tokens import TokenCounter
 
 log = logging.getLogger(__name__)
@@ -93,6 +94,8 @@ class GraphMemory:
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self._guard = threading.Lock()
         self.schema_applied = False
+        # Graded attempts, BKT mastery and fits, the model "as of" a past moment (graphmem/learner.py).
+        self.learner = Learner(self)
         self.models_loaded = False
         # Timings of the last ingest, read by the API's metrics.
         self.last_extraction_seconds = 0.0
@@ -325,6 +328,14 @@ class GraphMemory:
         self._remember(user, ranked)
         return ranked
 
+    def ranked_as_of(self, user: UserRef, as_of: datetime) -> RankedUser:
+        """The user's graph ranked as it stood at ``as_of`` (never cached: a past moment is asked rarely)."""
+        if self.store.user_version(user)[0] is None:
+            raise NotFound(f"user {user.user_id!r} has no memory in this tenant", code="USER_NOT_FOUND")
+        graph = self.learner.graph_as_of(user, as_of)
+        ranking = rank(graph, self.ranking_config)
+        return RankedUser(-1, -1, graph, ranking, assign_tiers(graph, ranking, self.compaction_config))
+
     # -- context -----------------------------------------------------------------------
 
     def focus_keys(self, tenant: str, focus: str | None, graph: UserGraph) -> list[str]:
@@ -347,7 +358,7 @@ class GraphMemory:
     def context(
         self, tenant: str, user_id: str, *, focus: str | None = None, scope: str | None = None,
         max_tokens: int | None = None, fmt: str | None = None, evidence: bool = False,
-        prompt: str | None = None, tag: str | None = None,
+        prompt: str | None = None, tag: str | None = None, as_of: datetime | None = None,
     ) -> ContextResult:
         user = self.user(tenant, user_id)
         scope = scope or self.settings.default_scope
@@ -361,7 +372,7 @@ class GraphMemory:
             raise InvalidInput("max_tokens must be between 1 and 100000", code="INVALID_MAX_TOKENS")
         check_loop(prompt, tag_name)
 
-        ranked = self.ranked(user)
+        ranked = self.ranked(user) if as_of is None else self.ranked_as_of(user, as_of)
         graph, ranking, tiers = ranked.graph, ranked.ranking, ranked.tiers
         keys = self.focus_keys(tenant, focus, graph)
         missing = [k for k in keys if k not in graph.concepts]
@@ -374,8 +385,8 @@ class GraphMemory:
                               graph.now, graph.history_tokens, graph.turn_count)
             tiers = {**{k: Tier.compacted for k in extended.concepts}, **tiers}
         block_key = (user.tenant, user.user_id, ranked.version, ranked.catalog_version, tuple(keys), sc, fmt,
-                     budget, evidence, tag_name)
-        if not missing:
+                     budget, evidence, tag_name, as_of)
+        if not missing and as_of is None:
             with self._guard:
                 hit = self._blocks.get(block_key)
             if hit is not None:
@@ -384,7 +395,7 @@ class GraphMemory:
         rendered = render_block(selection, fmt=fmt, scope=sc, tag=tag_name, max_tokens=budget,
                                 counter=self.counter, evidence=evidence)
         result = self._result(selection, rendered, evidence)
-        if not missing:
+        if not missing and as_of is None:
             with self._guard:
                 self._blocks[block_key] = result
                 while len(self._blocks) > 1024:
@@ -412,9 +423,9 @@ class GraphMemory:
 
     # -- graph, explain --------------------------------------------------------------
 
-    def graph(self, tenant: str, user_id: str) -> dict[str, Any]:
+    def graph(self, tenant: str, user_id: str, as_of: datetime | None = None) -> dict[str, Any]:
         user = self.user(tenant, user_id)
-        ranked = self.ranked(user)
+        ranked = self.ranked(user) if as_of is None else self.ranked_as_of(user, as_of)
         nodes = []
         for key in sorted(ranked.graph.concepts):
             node = ranked.graph.concepts[key]
@@ -426,12 +437,13 @@ class GraphMemory:
                 "initial_weight": rc.initial if rc else 0.0, "propagated_weight": rc.propagated if rc else 0.0,
                 "weight": rc.final if rc else 0.0, "tier": ranked.tiers[key].value,
                 "stored_tier": node.tier.value if node.tier else None, "sessions": list(node.sessions),
+                **mastery_view(node),
             })
         edges = [{"source": e.source, "type": e.type.value, "target": e.target, "scope": e.scope,
                   "confidence": e.confidence} for e in ranked.graph.edges]
         return {"user_id": user_id, "version": ranked.version, "ranker": ranked.ranking.method,
                 "threshold": self.settings.threshold, "nodes": nodes, "edges": edges,
-                "summary": self.store.summary(user)}
+                "summary": self.store.summary(user), "as_of": as_of.isoformat() if as_of else None}
 
     def resolve_concept(self, tenant: str, graph: UserGraph, concept: str) -> str:
         """A concept named by key, name or alias → its key in the user's graph."""
@@ -451,9 +463,9 @@ class GraphMemory:
                 return m.key
         raise NotFound(f"concept {concept!r} is not in this user's graph", code="CONCEPT_NOT_FOUND")
 
-    def explain(self, tenant: str, user_id: str, concept: str) -> dict[str, Any]:
+    def explain(self, tenant: str, user_id: str, concept: str, as_of: datetime | None = None) -> dict[str, Any]:
         user = self.user(tenant, user_id)
-        ranked = self.ranked(user)
+        ranked = self.ranked(user) if as_of is None else self.ranked_as_of(user, as_of)
         key = self.resolve_concept(tenant, ranked.graph, concept)
         exp = explain_concept(ranked.graph, ranked.ranking, ranked.tiers, key)
         name_of = {k: n.name for k, n in ranked.graph.concepts.items()}
@@ -475,7 +487,9 @@ class GraphMemory:
                          "first_seen": exp.first_seen.isoformat() if exp.first_seen else None,
                          "last_seen": exp.last_seen.isoformat() if exp.last_seen else None,
                          "spans": self.store.concept_mentions(user, key)},
-            "stance_history": self.store.concept_stances(user, key),
+            # Each stance with the turn (or graded attempt) that opened and closed it; mastery with its attempts.
+            **stance_timeline(ranked.graph.concepts[key], self.store.concept_stances(user, key),
+                              self.store.concept_attempts(user, key), as_of),
             "relations": self.store.concept_relations(user, key),
         }
 

@@ -101,6 +101,20 @@ class Settings(BaseSettings):
     default_scope: str = "learning"
     default_format: str = "xml"
 
+    # --- learner model: graded attempts and BKT (graphmem/learner.py) --------------------
+    # Default BKT parameters for concepts without a fit (POST /v1/kt/fit replaces them per concept).
+    kt_prior: float = Field(default=0.3, ge=0.0, le=1.0)
+    kt_learn: float = Field(default=0.1, ge=0.0, le=1.0)
+    kt_guess: float = Field(default=0.2, ge=0.0, le=1.0)
+    kt_slip: float = Field(default=0.1, ge=0.0, le=1.0)
+    kt_forget: float = Field(default=0.0, ge=0.0, le=1.0)
+    max_attempts_per_call: int = 5000
+    # How far in the future an attempt's ts may be (client clocks drift), in seconds.
+    attempt_clock_skew_s: float = 300.0
+    # pyBKT EM restarts per concept, and the fewest attempts a concept needs to be fitted.
+    kt_num_fits: int = Field(default=3, ge=1, le=20)
+    kt_min_attempts: int = Field(default=20, ge=1)
+
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:

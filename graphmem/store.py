@@ -15,7 +15,7 @@ import random
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -23,6 +23,8 @@ from neo4j import Driver, GraphDatabase, ManagedTransaction
 from neo4j import exceptions as neo4j_errors
 from pydantic import ValidationError
 
+from .attempt_plan import AttemptPlan, NewAttempt, StoredAttempt, StoredState, needs_replay, plan_attempts
+from .bkt import BKTParams
 from .cypher import CypherLibrary, load_library
 from .errors import InvalidInput, StoreUnavailable
 from .models import (
@@ -166,6 +168,36 @@ def _interest_node(r: dict[str, Any]) -> ConceptNode:
         mention_roles=tuple(r["mention_roles"]),
         weight=float(r["weight"]) if r["weight"] is not None else None,
     )
+
+
+def bkt_params(stored: str | None, defaults: BKTParams) -> BKTParams:
+    """A concept's stored (fitted) BKT parameters, JSON on the concept node; the defaults without a fit."""
+    if not stored:
+        return defaults
+    try:
+        return BKTParams.from_mapping(json.loads(stored), defaults)
+    except (ValueError, TypeError):
+        log.warning("ignoring invalid stored BKT parameters %r", stored)
+        return defaults
+
+
+def _apply_mastery(concepts: dict[str, ConceptNode], rows: Iterable[dict[str, Any]]) -> list[str]:
+    """Puts each attempted concept's mastery on its graph node (adding the node when the user never
+    named the concept); returns the keys."""
+    keys = []
+    for r in rows:
+        node = concepts.get(r["key"]) or ConceptNode(key=r["key"], name=r["name"], type=r["type"],
+                                                    in_catalog=bool(r["in_catalog"]), critical=bool(r["critical"]))
+        concepts[r["key"]] = replace(
+            node, mastery=float(r["mastery"]), mastery_attempts=int(r["attempts"] or 0),
+            mastery_correct=int(r["correct"] or 0), mastery_at=_from_ms(r["last_ms"]),
+            stance_at=_from_ms(r.get("stance_ms")) if r.get("stance_ms") is not None else node.stance_at)
+        keys.append(r["key"])
+    return keys
+
+
+def _from_ms(value: int | None) -> datetime | None:
+    return None if value is None else _EPOCH + timedelta(milliseconds=int(value))
 
 
 def _adjacency(rows: Iterable[dict[str, Any]]) -> dict[str, list[tuple[Any, ConceptEdge]]]:
@@ -441,8 +473,12 @@ class Neo4jStore:
                 rows = self._run(tx, "user_interests", **user.params())
             for r in rows:
                 concepts[r["key"]] = _interest_node(r)
+            # Graded attempts: mastery joins the user model (an attempted concept is in the graph
+            # even when the user never named it).
+            attempted = _apply_mastery(concepts, self._run(tx, "attempts_user_mastery", **user.params()))
             seeds = {k for k, c in concepts.items() if c.user_mentions + c.assistant_mentions > 0 or c.stance}
             seeds.update(extra)
+            seeds.update(attempted)
             # Visible relations: the tenant's catalog (cached per catalog version) and the user's own,
             # both by index seek. Expanding the user's concepts in Neo4j also walked every other user's
             # relations on the shared concept nodes (~30-50 ms per hop in a busy tenant).
@@ -581,6 +617,7 @@ class Neo4jStore:
             if not self._run(tx, "user_bump_version", **user.params()):
                 return {"provenance": 0, "relations": 0, "interests": 0}
             rows = self._run(tx, "user_forget_concept", key=key, **user.params())
+            self._run(tx, "attempts_forget_concept", key=key, **user.params())
             self._run(tx, "concepts_delete_orphans", keys=[key], **user.params())
             return rows[0] if rows else {"provenance": 0, "relations": 0, "interests": 0}
 
@@ -592,13 +629,98 @@ class Neo4jStore:
         def work(tx: ManagedTransaction) -> dict[str, int]:
             self._run(tx, "tenant_write_lock", **user.params())
             keys = [r["key"] for r in self._run(tx, "user_interests", **user.params())]
+            keys += [r["key"] for r in self._run(tx, "attempts_user_mastery", **user.params())]
+            attempts = self._run(tx, "attempts_erase_user", **user.params())[0]
             turns = self._run(tx, "user_erase_turns", **user.params())[0]["turns"]
             rest = self._run(tx, "user_erase_rest", **user.params())[0]
             if keys:
                 self._run(tx, "concepts_delete_orphans", keys=keys, **user.params())
-            return {"turns": turns, **rest}
+            return {"turns": turns, **rest, **attempts}
 
         return self._write(work)
+
+    # -- graded attempts and BKT (cypher/attempts.cypher; planning in attempt_plan.py) ------------
+
+    def write_attempts(self, user: UserRef, attempts: Sequence[NewAttempt], defaults: BKTParams,
+                       seq_base: int) -> AttemptPlan:
+        """Stores a batch of graded attempts and the mastery they produce, in one transaction.
+
+        Planned under the user's lock from what is stored at that moment: re-sent ids are duplicates,
+        a re-sent id with other content rolls everything back (409), late attempts replay their concept.
+        """
+
+        def work(tx: ManagedTransaction) -> AttemptPlan:
+            self._run(tx, "tenant_write_lock", **user.params())
+            self._run(tx, "ingest_lock_user", **user.params())
+            ids = sorted({a.attempt_id for a in attempts})
+            existing = {r["attempt_id"]: r for r in self._run(tx, "attempts_existing", attempt_ids=ids,
+                                                               **user.params())}
+            states: dict[str, StoredState] = {}
+            params: dict[str, BKTParams] = {}
+            for r in self._run(tx, "attempts_state", keys=sorted({a.key for a in attempts}), **user.params()):
+                params[r["key"]] = bkt_params(r["bkt"], defaults)
+                if r["mastery"] is not None:
+                    states[r["key"]] = StoredState(float(r["mastery"]), int(r["attempts"] or 0), int(r["correct"] or 0),
+                                                   r["last_ms"], r["last_attempt"])
+            replay = needs_replay([a for a in attempts if a.attempt_id not in existing], states)
+            history: dict[str, list[StoredAttempt]] = {}
+            if replay:
+                for r in self._run(tx, "attempts_history", keys=replay, **user.params()):
+                    history.setdefault(r["key"], []).append(
+                        StoredAttempt(r["attempt_id"], r["key"], bool(r["correct"]), int(r["ts_ms"])))
+            plan = plan_attempts(attempts, existing, states, params, history, seq_base)
+            if plan.new_rows:
+                self._run(tx, "attempts_merge_concepts", concepts=plan.concepts, **user.params())
+                self._run(tx, "attempts_write", masteries=plan.mastery_rows, attempts=plan.new_rows, **user.params())
+                if plan.rewrite_rows:
+                    self._run(tx, "attempts_rewrite", rows=plan.rewrite_rows, **user.params())
+            return plan
+
+        for attempt in range(3):
+            try:
+                return self._write(work)
+            except neo4j_errors.ConstraintError:
+                # A concurrent call stored the same attempt first; the retry sees it as a duplicate.
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def concept_attempts(self, user: UserRef, key: str) -> list[dict[str, Any]]:
+        rows = self.read_statement("attempts_of_concept", key=key, **user.params())
+        return [{**r, "ts": _iso(r["ts"]), "valid_from": _iso(r["valid_from"]), "valid_to": _iso(r["valid_to"])}
+                for r in rows]
+
+    def attempt_counts(self, user: UserRef) -> dict[str, int]:
+        return self.read_statement("attempts_count_user", **user.params())[0]
+
+    def mastery_as_of(self, user: UserRef, as_of: datetime) -> list[dict[str, Any]]:
+        return self.read_statement("attempts_mastery_as_of", as_of=as_of.isoformat(), **user.params())
+
+    def stances_as_of(self, user: UserRef, as_of: datetime) -> list[dict[str, Any]]:
+        return self.read_statement("attempts_stances_as_of", as_of=as_of.isoformat(), **user.params())
+
+    def kt_attempts(self, tenant: str) -> list[dict[str, Any]]:
+        return self.read_statement("kt_attempts", tenant=tenant)
+
+    def store_kt_fit(self, tenant: str, rows: list[dict[str, Any]], report: dict[str, Any], method: str) -> int:
+        """Stores fitted parameters on the tenant's concepts; returns the new fit version."""
+        payload = [{"key": r["key"], "bkt": json.dumps(r["bkt"], sort_keys=True), "attempts": r["attempts"]}
+                   for r in rows]
+
+        def work(tx: ManagedTransaction) -> int:
+            self._run(tx, "tenant_write_lock", tenant=tenant)
+            out = self._run(tx, "kt_store_fit", tenant=tenant, rows=payload, method=method,
+                            report=json.dumps(report, sort_keys=True), attempts=sum(r["attempts"] for r in rows))
+            return int(out[0]["version"]) if out else 0
+
+        return self._write(work)
+
+    def kt_params(self, tenant: str) -> list[dict[str, Any]]:
+        return [{**r, "bkt": json.loads(r["bkt"])} for r in self.read_statement("kt_params", tenant=tenant)]
+
+    def kt_fits(self, tenant: str, limit: int = 20) -> list[dict[str, Any]]:
+        return [{**r, "at": _iso(r["at"]), "report": json.loads(r["report"]) if r["report"] else None}
+                for r in self.read_statement("kt_fits", tenant=tenant, limit=limit)]
 
     # -- catalog ------------------------------------------------------------------------
 

@@ -1,0 +1,53 @@
+"""Learner-model endpoints: graded attempts (BKT mastery) and per-concept BKT fits.
+
+Included by :func:`api.app.create_app` with the app's own tenant and memory dependencies, so
+authentication, tenants and the error shape are the same as everywhere else.
+"""
+
+# No `from __future__ import annotations`: the endpoints' annotations use this factory's arguments
+# (the app's dependencies), which must be evaluated when the functions are defined.
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Path, Query
+from starlette.concurrency import run_in_threadpool
+
+from graphmem.learner import AttemptsRequest, KTFitRequest
+
+from .schemas import ErrorResponse
+
+
+def build_router(tenant_dep: Any, memory_dep: Any, errors: dict[Any, dict[str, Any]]) -> APIRouter:
+    router = APIRouter()
+    Tenant = tenant_dep
+    Memory = memory_dep
+    UserId = Annotated[str, Path(min_length=1, max_length=128, description="the user's id within the tenant")]
+    conflict = {**errors, 409: {"model": ErrorResponse, "description": "ATTEMPT_ID_CONFLICT"}}
+
+    @router.post("/v1/users/{user_id}/attempts", tags=["learner"], responses=conflict,
+                 summary="Record graded attempts (idempotent by attempt_id); returns predicted and mastery")
+    def post_attempts(user_id: UserId, body: AttemptsRequest, tenant: Tenant,  # type: ignore[valid-type]
+                      mem: Memory) -> dict[str, Any]:  # type: ignore[valid-type]
+        """For each attempt: `predicted`, P(correct) before it was applied (BKT), and `mastery` after it.
+        A re-sent attempt_id with the same content is a duplicate (its stored figures are returned); with
+        other content the whole request is refused with 409 ATTEMPT_ID_CONFLICT and nothing is stored."""
+        return mem.learner.record(tenant, user_id, body.attempts)
+
+    @router.get("/v1/users/{user_id}/attempts", tags=["learner"], responses=errors,
+                summary="A user's attempts on one concept, with BKT figures and validity spans")
+    def get_attempts(user_id: UserId, tenant: Tenant, mem: Memory,  # type: ignore[valid-type]
+                     concept: Annotated[str, Query(min_length=1, max_length=200)]) -> dict[str, Any]:
+        return {"user_id": user_id, "concept": concept, "attempts": mem.learner.attempts(tenant, user_id, concept)}
+
+    @router.post("/v1/kt/fit", tags=["learner"], responses=errors,
+                 summary="Fit BKT parameters per concept from the tenant's attempts (pyBKT EM); stored, versioned")
+    async def post_fit(tenant: Tenant, mem: Memory,  # type: ignore[valid-type]
+                       body: Annotated[KTFitRequest | None, Body()] = None) -> dict[str, Any]:
+        # EM is CPU work for seconds: off the event loop.
+        return await run_in_threadpool(mem.learner.fit, tenant, body)
+
+    @router.get("/v1/kt/params", tags=["learner"], responses=errors,
+                summary="The tenant's BKT parameters: defaults, fitted values per concept, fit history")
+    def get_params(tenant: Tenant, mem: Memory) -> dict[str, Any]:  # type: ignore[valid-type]
+        return mem.learner.params(tenant)
+
+    return router

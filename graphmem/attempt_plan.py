@@ -1,0 +1,239 @@
+"""Planning an attempts write (pure): which attempts are new, duplicate or conflicting, and the BKT
+figures each new one produces, given what the store holds.
+
+The store runs :func:`plan_attempts` inside the write transaction (after taking the user's lock), so
+two concurrent calls never apply attempts to a stale mastery. An attempt that is older than the
+concept's latest stored attempt (a client sending a late batch) makes the whole concept replay from
+its prior in time order, and the stored attempts' figures are rewritten: mastery never depends on
+arrival order.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from graphmem.bkt import BKTParams, step
+from graphmem.errors import GraphmemError
+
+
+class AttemptConflict(GraphmemError):
+    code = "ATTEMPT_ID_CONFLICT"
+    status = 409
+
+
+@dataclass(frozen=True)
+class NewAttempt:
+    attempt_id: str
+    key: str
+    name: str
+    language: str
+    correct: bool
+    ts: datetime  # timezone-aware
+    item_id: str | None
+    index: int  # position in the request
+
+    @property
+    def ts_ms(self) -> int:
+        return to_ms(self.ts)
+
+
+@dataclass(frozen=True)
+class StoredState:
+    """A concept's mastery as stored for the user (None fields: never attempted)."""
+
+    mastery: float | None = None
+    attempts: int = 0
+    correct: int = 0
+    last_ms: int | None = None
+    last_attempt: str | None = None
+
+
+@dataclass(frozen=True)
+class StoredAttempt:
+    attempt_id: str
+    key: str
+    correct: bool
+    ts_ms: int
+
+
+@dataclass
+class AttemptPlan:
+    # Response rows, in request order: attempt_id, concept key/name, duplicate, predicted, mastery.
+    results: list[dict[str, Any]] = field(default_factory=list)
+    new_rows: list[dict[str, Any]] = field(default_factory=list)  # attempts to create
+    rewrite_rows: list[dict[str, Any]] = field(default_factory=list)  # stored attempts to update
+    mastery_rows: list[dict[str, Any]] = field(default_factory=list)  # one per concept touched
+    concepts: list[dict[str, Any]] = field(default_factory=list)  # concepts to merge
+    replayed: list[str] = field(default_factory=list)  # concept keys replayed from their prior
+
+    @property
+    def accepted(self) -> list[str]:
+        return [r["attempt_id"] for r in self.results if not r["duplicate"]]
+
+    @property
+    def duplicates(self) -> list[str]:
+        return [r["attempt_id"] for r in self.results if r["duplicate"]]
+
+
+def to_ms(ts: datetime) -> int:
+    if ts.tzinfo is None:
+        ts = ts.replace(tzinfo=timezone.utc)
+    return int(ts.timestamp() * 1000)
+
+
+def from_ms(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000.0, tz=timezone.utc).isoformat()
+
+
+def _same(a: NewAttempt, stored: Mapping[str, Any]) -> bool:
+    return (a.key == stored["key"] and a.correct == stored["correct"] and a.ts_ms == stored["ts_ms"]
+            and a.item_id == stored["item_id"])
+
+
+def split_new(
+    attempts: Sequence[NewAttempt], existing: Mapping[str, Mapping[str, Any]],
+) -> tuple[list[NewAttempt], dict[str, Mapping[str, Any]]]:
+    """(attempts to apply, duplicates by id with what was stored). Same id with different content —
+    against the store or earlier in the same request — raises :class:`AttemptConflict`."""
+    fresh: list[NewAttempt] = []
+    seen: dict[str, NewAttempt] = {}
+    dups: dict[str, Mapping[str, Any]] = {}
+    for a in attempts:
+        stored = existing.get(a.attempt_id)
+        if stored is not None:
+            if not _same(a, stored):
+                raise AttemptConflict(
+                    f"attempt {a.attempt_id!r} is already stored with different content (concept, correct, ts "
+                    "or item_id); send a new attempt_id for a new attempt")
+            dups[a.attempt_id] = stored
+            continue
+        earlier = seen.get(a.attempt_id)
+        if earlier is not None:
+            if not _same(a, {"key": earlier.key, "correct": earlier.correct, "ts_ms": earlier.ts_ms,
+                             "item_id": earlier.item_id}):
+                raise AttemptConflict(f"attempt {a.attempt_id!r} appears twice in the request with different content")
+            continue
+        seen[a.attempt_id] = a
+        fresh.append(a)
+    return fresh, dups
+
+
+def plan_attempts(
+    attempts: Sequence[NewAttempt],
+    existing: Mapping[str, Mapping[str, Any]],
+    states: Mapping[str, StoredState],
+    params: Mapping[str, BKTParams],
+    history: Mapping[str, Sequence[StoredAttempt]],
+    seq_base: int,
+) -> AttemptPlan:
+    """Everything the store writes for one request.
+
+    ``existing``: stored attempts with these ids (``attempts_existing`` rows by id); ``states``: the
+    stored mastery per concept key; ``params``: BKT parameters per key; ``history``: the stored
+    attempts of concepts that need a replay (see :func:`needs_replay`); ``seq_base``: a number larger
+    than any earlier request's (orders attempts with equal timestamps by arrival).
+    """
+    fresh, dups = split_new(attempts, existing)
+    plan = AttemptPlan()
+    figures: dict[str, tuple[float, float]] = {}
+    by_key: dict[str, list[NewAttempt]] = {}
+    for a in fresh:
+        by_key.setdefault(a.key, []).append(a)
+    for key in sorted(by_key):
+        group = sorted(by_key[key], key=lambda a: (a.ts_ms, a.index))
+        p = params[key]
+        st = states.get(key) or StoredState()
+        first = group[0]
+        plan.concepts.append({"key": key, "name": first.name, "language": first.language})
+        seqs = {a.attempt_id: seq_base + a.index for a in group}
+        if st.last_ms is not None and group[0].ts_ms < st.last_ms:
+            # Late attempt: replay the concept from its prior, stored attempts first on equal times.
+            plan.replayed.append(key)
+            stored = list(history.get(key, ()))
+            merged: list[tuple[str, bool, int, bool]] = [(s.attempt_id, s.correct, s.ts_ms, False) for s in stored]
+            merged += [(a.attempt_id, a.correct, a.ts_ms, True) for a in group]
+            merged.sort(key=lambda x: (x[2], x[3]))  # stable: stored order, then request order
+            mastery = p.prior
+            rows: list[dict[str, Any]] = []
+            for attempt_id, correct, ts_ms, _is_new in merged:
+                s = step(mastery, correct, p)
+                rows.append({"attempt_id": attempt_id, "predicted": s.predicted, "mastery": s.mastery,
+                             "ts_ms": ts_ms, "new": _is_new})
+                mastery = s.mastery
+            _close(rows)
+            news = {a.attempt_id: a for a in group}
+            for r in rows:
+                figures[r["attempt_id"]] = (r["predicted"], r["mastery"])
+                if r["new"]:
+                    plan.new_rows.append(_new_row(news[r["attempt_id"]], r, seqs))
+                else:
+                    plan.rewrite_rows.append({k: r[k] for k in ("attempt_id", "predicted", "mastery", "valid_to",
+                                                                 "closed_by")})
+            last = rows[-1]
+            total = len(rows)
+            right = sum(1 for x in merged if x[1])
+            last_ms, last_id = last["ts_ms"], last["attempt_id"]
+        else:
+            mastery = st.mastery if st.mastery is not None else p.prior
+            rows = []
+            for a in group:
+                s = step(mastery, a.correct, p)
+                rows.append({"attempt_id": a.attempt_id, "predicted": s.predicted, "mastery": s.mastery,
+                             "ts_ms": a.ts_ms})
+                mastery = s.mastery
+            _close(rows)
+            for a, r in zip(group, rows, strict=True):
+                figures[a.attempt_id] = (r["predicted"], r["mastery"])
+                plan.new_rows.append(_new_row(a, r, seqs))
+            if st.last_attempt is not None:
+                # The stored latest attempt stops being the latest evidence when this group's first begins.
+                plan.rewrite_rows.append({"attempt_id": st.last_attempt, "predicted": None, "mastery": None,
+                                          "valid_to": from_ms(group[0].ts_ms), "closed_by": group[0].attempt_id})
+            total = st.attempts + len(group)
+            right = st.correct + sum(1 for a in group if a.correct)
+            last_ms, last_id = group[-1].ts_ms, group[-1].attempt_id
+        plan.mastery_rows.append({
+            "key": key, "name": first.name, "mastery": mastery, "attempts": total, "correct": right, "last_ts": from_ms(last_ms),
+            "last_attempt": last_id, "params": json.dumps(p.to_dict(), sort_keys=True)})
+    for a in attempts:
+        if a.attempt_id in dups:
+            d = dups[a.attempt_id]
+            plan.results.append({"attempt_id": a.attempt_id, "concept": a.key, "name": a.name, "duplicate": True,
+                                 "predicted": d.get("predicted"), "mastery": d.get("mastery")})
+        else:
+            predicted, mastery = figures[a.attempt_id]
+            plan.results.append({"attempt_id": a.attempt_id, "concept": a.key, "name": a.name,
+                                 "duplicate": False, "predicted": round(predicted, 6),
+                                 "mastery": round(mastery, 6)})
+    return plan
+
+
+def needs_replay(attempts: Sequence[NewAttempt], states: Mapping[str, StoredState]) -> list[str]:
+    """Concept keys with a new attempt older than the concept's latest stored attempt."""
+    out = set()
+    for a in attempts:
+        st = states.get(a.key)
+        if st is not None and st.last_ms is not None and a.ts_ms < st.last_ms:
+            out.add(a.key)
+    return sorted(out)
+
+
+def _close(rows: list[dict[str, Any]]) -> None:
+    """Each row's span ends where the next attempt on the concept begins (the last one stays open)."""
+    for cur, nxt in zip(rows, rows[1:]):
+        cur["valid_to"] = from_ms(nxt["ts_ms"])
+        cur["closed_by"] = nxt["attempt_id"]
+    if rows:
+        rows[-1]["valid_to"] = None
+        rows[-1]["closed_by"] = None
+
+
+def _new_row(a: NewAttempt, r: Mapping[str, Any], seqs: Mapping[str, int]) -> dict[str, Any]:
+    return {"attempt_id": a.attempt_id, "key": a.key, "name": a.name, "correct": a.correct,
+            "ts": a.ts.isoformat(), "item_id": a.item_id, "seq": seqs[a.attempt_id],
+            "predicted": r["predicted"], "mastery": r["mastery"], "valid_to": r["valid_to"],
+            "closed_by": r["closed_by"]}

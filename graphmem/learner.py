@@ -1,0 +1,326 @@
+"""The learner model's service side: graded attempts in, BKT mastery stored; BKT fits per concept;
+the user model "as of" a past moment.
+
+Wired into :class:`graphmem.service.GraphMemory` as ``memory.learner``. Attempts need no NLP: a
+request is validated, its concepts resolved (catalog name, alias or id, else a new concept), and the
+store plans and writes it in one transaction (:mod:`graphmem.attempt_plan`). Mastery then joins the
+user's graph on the next read (the user's version was bumped), where gaps and explain use it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+
+from .attempt_plan import NewAttempt
+from .bkt import BKTParams
+from .evidence import LEVELS, evidence
+from .errors import InvalidInput
+from .extraction.catalog_matcher import catalog_keys
+from .extraction.normalize import concept_key
+from .kt_fit import fit_concept
+from .models import Catalog, ConceptNode, Stance, UserGraph, clean_name, clean_text, utc_now
+
+if TYPE_CHECKING:
+    from .service import GraphMemory
+    from .store import UserRef
+
+
+class AttemptIn(BaseModel):
+    """One graded attempt as a client sends it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    attempt_id: StrictStr = Field(min_length=1, max_length=128, description="idempotency key, unique per user")
+    concept: StrictStr = Field(min_length=1, max_length=120, description="concept name, alias, catalog id or key")
+    correct: StrictBool
+    ts: datetime = Field(description="when the learner answered (ISO 8601; no zone means UTC)")
+    item_id: StrictStr | None = Field(default=None, min_length=1, max_length=128)
+
+
+class AttemptsRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
+        "attempts": [{"attempt_id": "q1-ana", "concept": "SQL基础", "correct": False, "ts": "2026-11-23T10:00:00Z",
+                      "item_id": "sql-join-1"}]}]})
+
+    attempts: list[AttemptIn] = Field(min_length=1, max_length=5000)
+
+
+class KTFitRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    concepts: list[StrictStr] | None = Field(default=None, max_length=10_000,
+                                             description="concepts to fit (name, alias or key); all by default")
+    forgets: StrictBool = Field(default=False, description="fit BKT with forgetting")
+    num_fits: int | None = Field(default=None, ge=1, le=20, description="EM restarts per concept")
+    min_attempts: int | None = Field(default=None, ge=1, description="skip concepts with fewer attempts")
+    seed: int = Field(default=0, ge=0, le=2**31 - 1)
+
+
+def _check(value: str, what: str) -> str:
+    if not value.strip() or clean_text(value) != value or "\n" in value or "\t" in value:
+        raise InvalidInput(f"{what} must be a non-empty string without control characters or invalid code points",
+                           code=f"INVALID_{what.upper().split('[')[0].split('.')[-1]}")
+    return value
+
+
+class Learner:
+    def __init__(self, memory: GraphMemory) -> None:
+        self.memory = memory
+        self.settings = memory.settings
+        self.store = memory.store
+        self._catalog_keys: dict[str, tuple[int, dict[str, str], dict[str, str]]] = {}
+        self._seq_lock = threading.Lock()
+        self._last_seq = 0
+
+    # -- defaults and resolution ------------------------------------------------------------
+
+    @property
+    def defaults(self) -> BKTParams:
+        s = self.settings
+        return BKTParams(prior=s.kt_prior, learn=s.kt_learn, guess=s.kt_guess, slip=s.kt_slip, forget=s.kt_forget)
+
+    def _catalog(self, tenant: str) -> tuple[dict[str, str], dict[str, str]]:
+        """(concept_key of every catalog name / alias / id -> key, key -> catalog name), per catalog version."""
+        version = self.store.catalog_version(tenant)
+        cached = self._catalog_keys.get(tenant)
+        if cached and cached[0] == version:
+            return cached[1], cached[2]
+        doc, version = self.store.get_catalog(tenant)
+        keys: dict[str, str] = {}
+        names: dict[str, str] = {}
+        if doc:
+            catalog = Catalog.model_validate(doc)
+            keys = catalog_keys(catalog)
+            names = {concept_key(c.name): c.name for c in catalog.concepts}
+        self._catalog_keys[tenant] = (version, keys, names)
+        return keys, names
+
+    def resolve(self, tenant: str, concept: str) -> tuple[str, str]:
+        """A concept named by catalog name, alias or id (else taken as a new concept) -> (key, name)."""
+        keys, names = self._catalog(tenant)
+        name = clean_name(concept, self.settings.max_name_length)
+        key = concept_key(name)
+        if not key:
+            raise InvalidInput(f"concept {concept!r} is empty after normalisation", code="INVALID_CONCEPT")
+        canon = keys.get(key, key)
+        return canon, names.get(canon, name)
+
+    def _seq_base(self) -> int:
+        """Increases across requests of this process (and, being time-based, across processes):
+        orders attempts with equal timestamps by arrival. Room for 10,000 attempts per request."""
+        with self._seq_lock:
+            seq = max(int(time.time() * 1000) * 10_000, self._last_seq + 10_000)
+            self._last_seq = seq
+            return seq
+
+    # -- attempts -----------------------------------------------------------------------------
+
+    def record(self, tenant: str, user_id: str, attempts: Sequence[AttemptIn]) -> dict[str, Any]:
+        user = self.memory.user(tenant, user_id)
+        if not attempts:
+            raise InvalidInput("attempts must hold at least one attempt", code="EMPTY_BATCH")
+        if len(attempts) > self.settings.max_attempts_per_call:
+            raise InvalidInput(f"at most {self.settings.max_attempts_per_call} attempts per call",
+                               code="BATCH_TOO_LARGE")
+        latest = utc_now() + timedelta(seconds=self.settings.attempt_clock_skew_s)
+        prepared: list[NewAttempt] = []
+        for i, a in enumerate(attempts):
+            _check(a.attempt_id, "attempt_id")
+            _check(a.concept, "concept")
+            if a.item_id is not None:
+                _check(a.item_id, "item_id")
+            ts = a.ts if a.ts.tzinfo else a.ts.replace(tzinfo=timezone.utc)
+            if ts > latest:
+                raise InvalidInput(f"attempts[{i}].ts {ts.isoformat()} is in the future (more than "
+                                   f"{self.settings.attempt_clock_skew_s:.0f} s ahead of the server clock)",
+                                   code="ATTEMPT_IN_FUTURE")
+            key, name = self.resolve(tenant, a.concept)
+            language = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in name) else "en"
+            prepared.append(NewAttempt(a.attempt_id, key, name, language, a.correct, ts, a.item_id, i))
+        plan = self.store.write_attempts(user, prepared, self.defaults, self._seq_base())
+        return {"user_id": user_id, "accepted": plan.accepted, "duplicates": plan.duplicates,
+                "replayed": plan.replayed, "attempts": plan.results}
+
+    def attempts(self, tenant: str, user_id: str, concept: str) -> list[dict[str, Any]]:
+        user = self.memory.user(tenant, user_id)
+        key, _ = self.resolve(tenant, concept)
+        return self.store.concept_attempts(user, key)
+
+    # -- fitting -----------------------------------------------------------------------------------
+
+    def fit(self, tenant: str, req: KTFitRequest | None = None) -> dict[str, Any]:
+        """Fits BKT parameters per concept from the tenant's stored attempts (pyBKT EM), stores them on
+        the concepts (versioned) and reports what was fitted and what was skipped."""
+        self.memory.user(tenant, "kt-fit")  # validates the tenant id
+        req = req or KTFitRequest()
+        wanted = {self.resolve(tenant, c)[0] for c in req.concepts} if req.concepts else None
+        min_attempts = req.min_attempts or self.settings.kt_min_attempts
+        num_fits = req.num_fits or self.settings.kt_num_fits
+        sequences: dict[str, dict[str, list[bool]]] = {}
+        for r in self.store.kt_attempts(tenant):
+            if wanted is None or r["key"] in wanted:
+                sequences.setdefault(r["key"], {}).setdefault(r["user_id"], []).append(bool(r["correct"]))
+        started = time.perf_counter()
+        fitted: list[dict[str, Any]] = []
+        skipped: list[dict[str, Any]] = []
+        for key in sorted(sequences):
+            seqs = list(sequences[key].values())
+            n = sum(len(s) for s in seqs)
+            if n < min_attempts:
+                skipped.append({"concept": key, "attempts": n, "reason": f"fewer than {min_attempts} attempts"})
+                continue
+            if len({x for s in seqs for x in s}) < 2:
+                skipped.append({"concept": key, "attempts": n, "reason": "all answers are right, or all wrong"})
+                continue
+            f = fit_concept(seqs, forgets=req.forgets, num_fits=num_fits, seed=req.seed)
+            fitted.append({"concept": key, "key": key, "attempts": n, "learners": f.sequences,
+                           "log_likelihood": round(f.log_likelihood, 4), "iterations": f.iterations,
+                           "bkt": {k: round(v, 6) for k, v in f.params.to_dict().items()}})
+        for k in sorted(wanted or ()):
+            if k not in sequences:
+                skipped.append({"concept": k, "attempts": 0, "reason": "no attempts"})
+        seconds = time.perf_counter() - started
+        report = {"method": "pyBKT EM" + (" with forgetting" if req.forgets else ""), "num_fits": num_fits,
+                  "min_attempts": min_attempts, "seed": req.seed, "seconds": round(seconds, 3),
+                  "concepts_fitted": len(fitted), "concepts_skipped": len(skipped),
+                  "attempts": sum(f["attempts"] for f in fitted)}
+        version = None
+        if fitted:
+            version = self.store.store_kt_fit(tenant, fitted, report, report["method"])
+        return {"tenant": tenant, "version": version, **report, "fitted": fitted, "skipped": skipped,
+                "defaults": self.defaults.to_dict()}
+
+    def params(self, tenant: str) -> dict[str, Any]:
+        self.memory.user(tenant, "kt-params")
+        return {"tenant": tenant, "defaults": self.defaults.to_dict(), "concepts": self.store.kt_params(tenant),
+                "fits": self.store.kt_fits(tenant)}
+
+    # -- as of -------------------------------------------------------------------------------------
+
+    def graph_as_of(self, user: UserRef, as_of: datetime) -> UserGraph:
+        """The user's graph as it stood at ``as_of``: mentions, stances and mastery up to then."""
+        if as_of.tzinfo is None:
+            as_of = as_of.replace(tzinfo=timezone.utc)
+        graph = self.store.load_user_graph(user)
+        stances = {r["key"]: r for r in self.store.stances_as_of(user, as_of)}
+        mastery = {r["key"]: r for r in self.store.mastery_as_of(user, as_of)}
+        return graph_as_of(graph, as_of, stances, mastery)
+
+
+def _ms(value: int | None) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(value / 1000.0, tz=timezone.utc)
+
+
+def graph_as_of(graph: UserGraph, as_of: datetime, stances: dict[str, dict[str, Any]],
+                mastery: dict[str, dict[str, Any]]) -> UserGraph:
+    """Pure: ``graph`` cut back to ``as_of``.
+
+    A concept keeps only the mentions made up to then (so its weight is what it was, decayed to
+    then), the latest stance stated up to then (``stances``: key -> stance, stance_ms) and the
+    mastery of its latest attempt up to then (``mastery``: key -> mastery, attempts, correct,
+    last_ms). Concepts with none of those by then leave the user's own concepts; catalog neighbours
+    stay as neighbours. Relations are kept as they are now (a relation's turns are not cut).
+    """
+    cutoff = as_of.timestamp()
+    concepts: dict[str, ConceptNode] = {}
+    for k, n in graph.concepts.items():
+        keep = [i for i, t in enumerate(n.mention_times) if t <= cutoff]
+        times = tuple(n.mention_times[i] for i in keep)
+        roles = tuple(n.mention_roles[i] for i in keep) if len(n.mention_roles) == len(n.mention_times) else ()
+        st = stances.get(k)
+        m = mastery.get(k)
+        node = replace(
+            n, mention_times=times, mention_roles=roles,
+            user_mentions=sum(1 for r in roles if r == "user"),
+            assistant_mentions=sum(1 for r in roles if r == "assistant"),
+            stance=Stance(st["stance"]) if st and st.get("stance") else None,
+            stance_at=_ms(st["stance_ms"]) if st else None,
+            mastery=float(m["mastery"]) if m and m.get("mastery") is not None else None,
+            mastery_attempts=int(m["attempts"]) if m else 0, mastery_correct=int(m["correct"]) if m else 0,
+            mastery_at=_ms(m["last_ms"]) if m else None,
+            first_seen=n.first_seen if n.first_seen and n.first_seen <= as_of else None,
+            last_seen=datetime.fromtimestamp(max(times), tz=timezone.utc) if times else None,
+        )
+        if not times and node.stance is None and node.mastery is None and not n.in_catalog:
+            # Not the user's yet; a catalog concept stays (it may be a neighbour or a focus).
+            continue
+        concepts[k] = node
+    edges = tuple(e for e in graph.edges if e.source in concepts and e.target in concepts)
+    return replace(graph, concepts=concepts, edges=edges, now=as_of)
+
+
+def mastery_view(node: ConceptNode) -> dict[str, Any]:
+    """A node's mastery and what the user model concludes from it, for /graph."""
+    ev = evidence(node)
+    return {
+        "mastery": round(node.mastery, 6) if node.mastery is not None else None,
+        "mastery_attempts": node.mastery_attempts, "mastery_correct": node.mastery_correct,
+        "mastery_at": node.mastery_at.isoformat() if node.mastery_at else None,
+        "mastery_level": LEVELS.level(node.mastery, node.mastery_attempts),
+        "knowledge": ev.state, "knowledge_reason": ev.reason or None,
+    }
+
+
+def _at(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value
+    return datetime.fromisoformat(str(value))
+
+
+def stance_timeline(node: ConceptNode, stances: Sequence[dict[str, Any]], attempts: Sequence[dict[str, Any]],
+                    as_of: datetime | None = None) -> dict[str, Any]:
+    """Pure: explain's history of one concept with validity spans.
+
+    Each stance holds from the turn that stated it (``valid_from``) until the next stance on the
+    concept, or until graded attempts overruled it (``valid_to``: that turn or attempt; None while it
+    holds). Attempts carry the spans the store keeps. ``as_of`` cuts both back to that moment.
+    """
+    if as_of is not None and as_of.tzinfo is None:
+        as_of = as_of.replace(tzinfo=timezone.utc)
+
+    def upto(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [dict(r) for r in rows if as_of is None or (_at(r["ts"]) or as_of) <= as_of]
+
+    hist = upto(stances)
+    tried = upto(attempts)
+    if as_of is not None and tried:
+        # The last attempt before as_of was still open then.
+        last = tried[-1]
+        if last.get("valid_to") and (_at(last["valid_to"]) or as_of) > as_of:
+            last["valid_to"], last["closed_by"] = None, None
+    ev = evidence(node)
+    for cur, nxt in zip(hist, hist[1:]):
+        cur["valid_from"] = {"turn_id": cur["turn_id"], "ts": cur["ts"]}
+        cur["valid_to"] = {"turn_id": nxt["turn_id"], "ts": nxt["ts"]}
+    if hist:
+        last_stance = hist[-1]
+        last_stance["valid_from"] = {"turn_id": last_stance["turn_id"], "ts": last_stance["ts"]}
+        last_stance["valid_to"] = None
+        if ev.overruled is not None and ev.overruled.value == last_stance["stance"]:
+            level = LEVELS.level(node.mastery, node.mastery_attempts)
+            stated = _at(last_stance["ts"])
+            closing = None
+            for a in tried:
+                if stated is not None and (_at(a["ts"]) or stated) <= stated:
+                    continue
+                if LEVELS.level(a["mastery"], 1) == level:
+                    closing = a
+                    break
+            if closing is not None:
+                last_stance["valid_to"] = {"attempt_id": closing["attempt_id"], "ts": closing["ts"]}
+                last_stance["closed_because"] = ev.reason
+    return {
+        "stance_history": hist,
+        "mastery": {**mastery_view(node), "attempts": tried},
+        "knowledge": {"state": ev.state, "source": ev.source, "reason": ev.reason or None,
+                      "overruled_stance": ev.overruled.value if ev.overruled else None},
+    }
