@@ -199,11 +199,19 @@ def plan_attempts(
         plan.mastery_rows.append({
             "key": key, "name": first.name, "mastery": mastery, "attempts": total, "correct": right, "last_ts": from_ms(last_ms),
             "last_attempt": last_id, "params": json.dumps(p.to_dict(), sort_keys=True)})
+    reported: set[str] = set()
     for a in attempts:
+        if a.attempt_id in reported:
+            # The same attempt twice in one request: applied once, the repeat is a duplicate.
+            predicted, mastery = figures[a.attempt_id]
+            plan.results.append({"attempt_id": a.attempt_id, "concept": a.key, "name": a.name, "duplicate": True,
+                                 "predicted": round(predicted, 6), "mastery": round(mastery, 6)})
+            continue
+        reported.add(a.attempt_id)
         if a.attempt_id in dups:
             d = dups[a.attempt_id]
             plan.results.append({"attempt_id": a.attempt_id, "concept": a.key, "name": a.name, "duplicate": True,
-                                 "predicted": d.get("predicted"), "mastery": d.get("mastery")})
+                                 "predicted": _round(d.get("predicted")), "mastery": _round(d.get("mastery"))})
         else:
             predicted, mastery = figures[a.attempt_id]
             plan.results.append({"attempt_id": a.attempt_id, "concept": a.key, "name": a.name,
@@ -237,3 +245,7 @@ def _new_row(a: NewAttempt, r: Mapping[str, Any], seqs: Mapping[str, int]) -> di
             "ts": a.ts.isoformat(), "item_id": a.item_id, "seq": seqs[a.attempt_id],
             "predicted": r["predicted"], "mastery": r["mastery"], "valid_to": r["valid_to"],
             "closed_by": r["closed_by"]}
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(float(value), 6)
