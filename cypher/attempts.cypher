@@ -13,12 +13,17 @@ RETURN a.id AS attempt_id, a.key AS key, a.correct AS correct, a.ts.epochMillis 
        a.predicted AS predicted, a.mastery AS mastery;
 
 // name: attempts_state
-// The user's current mastery of these concepts (none yet: no row) and the concepts' fitted BKT parameters.
+// The user's current mastery of these concepts (a concept never attempted has no row).
 UNWIND $keys AS key
-OPTIONAL MATCH (c:Concept {tenant: $tenant, key: key})
-OPTIONAL MATCH (m:Mastery {tenant: $tenant, user_id: $user_id, key: key})
-RETURN key, c.bkt AS bkt, m.mastery AS mastery, m.attempts AS attempts, m.correct AS correct,
+MATCH (m:Mastery {tenant: $tenant, user_id: $user_id, key: key})
+RETURN m.key AS key, m.mastery AS mastery, m.attempts AS attempts, m.correct AS correct,
        m.last_ts.epochMillis AS last_ms, m.last_attempt AS last_attempt;
+
+// name: kt_params_of_keys
+// The fitted BKT parameters of these concepts (tenant data, next to the catalog; null: use the defaults).
+UNWIND $keys AS key
+MATCH (c:Concept {tenant: $tenant, key: key})
+RETURN c.key AS key, c.bkt AS bkt;
 
 // name: attempts_history
 // Every stored attempt of the user on these concepts, oldest first (to replay one that arrived late).

@@ -655,13 +655,13 @@ class Neo4jStore:
             ids = sorted({a.attempt_id for a in attempts})
             existing = {r["attempt_id"]: r for r in self._run(tx, "attempts_existing", attempt_ids=ids,
                                                                **user.params())}
-            states: dict[str, StoredState] = {}
-            params: dict[str, BKTParams] = {}
-            for r in self._run(tx, "attempts_state", keys=sorted({a.key for a in attempts}), **user.params()):
+            keys = sorted({a.key for a in attempts})
+            params = {k: defaults for k in keys}
+            for r in self._run(tx, "kt_params_of_keys", keys=keys, tenant=user.tenant):
                 params[r["key"]] = bkt_params(r["bkt"], defaults)
-                if r["mastery"] is not None:
-                    states[r["key"]] = StoredState(float(r["mastery"]), int(r["attempts"] or 0), int(r["correct"] or 0),
-                                                   r["last_ms"], r["last_attempt"])
+            states = {r["key"]: StoredState(float(r["mastery"]), int(r["attempts"] or 0), int(r["correct"] or 0),
+                                            r["last_ms"], r["last_attempt"])
+                      for r in self._run(tx, "attempts_state", keys=keys, **user.params())}
             replay = needs_replay([a for a in attempts if a.attempt_id not in existing], states)
             history: dict[str, list[StoredAttempt]] = {}
             if replay:

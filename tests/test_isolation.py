@@ -191,11 +191,17 @@ def test_api_key_of_one_tenant_reaches_nothing_of_another(iso):
 
 # -- by construction -----------------------------------------------------------------------------------
 
-USER_LABELS = ("User", "Session", "Turn", "Interest", "Summary", "CompactionRun")
+USER_LABELS = ("User", "Session", "Turn", "Interest", "Summary", "CompactionRun", "Attempt", "Mastery")
 # user_/ingest_ statements that read no user's subgraph, and why.
 TENANT_LEVEL = {
     "user_list": "lists a tenant's user ids (Browser guide, `graphmem export --all`); reads no subgraph",
     "ingest_merge_concepts": "creates the tenant's shared concept nodes (key, name); reads nothing back",
+    "attempts_merge_concepts": "creates the tenant's shared concept nodes named by attempts; reads nothing back",
+    "kt_params_of_keys": "reads the tenant's fitted BKT parameters of concepts (catalog-level data)",
+    "kt_store_fit": "stores fitted BKT parameters on the tenant's concepts; reads no user's subgraph",
+    "kt_params": "lists the tenant's fitted BKT parameters (catalog-level data)",
+    "kt_fits": "lists the tenant's BKT fit records",
+    "kt_attempts": "a BKT fit is tenant-wide: it reads every user's answers (concept, user id, correct) of one tenant",
 }
 NODE = re.compile(r"\((\w*):(" + "|".join(USER_LABELS) + r")\b(?:\s*\{([^}]*)\})?\)")
 # Database-wide maintenance, run once by apply_schema before any request: it copies a turn's own
@@ -246,7 +252,7 @@ def test_every_user_statement_is_bound_to_tenant_and_user():
     # Every per-user node, in every statement the service runs, is pinned to a tenant and a user.
     assert len(RUN_BY_STORE) >= 30
     for name in RUN_BY_STORE:
-        if name == "user_list" or name in DATABASE_LEVEL:
+        if name in ("user_list", "kt_attempts") or name in DATABASE_LEVEL:
             continue
         assert _unbound_user_nodes(name) == [], name
 
@@ -294,7 +300,7 @@ def test_user_statements_with_a_null_user_match_nobody(store, tenant):
     store.write_ingest(UserRef(tenant, "someone"), "s1", reference_turns())
     params = {"tenant": tenant, "user_id": None, "owner": None, "key": "python基础", "keys": ["python基础"],
               "turn_ids": ["t1", "t2"], "limit": 100, "query": "python*", "session_id": "s1",
-              "before": "2100-01-01T00:00:00+00:00"}
+              "before": "2100-01-01T00:00:00+00:00", "attempt_ids": ["a1"], "as_of": "2100-01-01T00:00:00+00:00"}
     checked = 0
     for name in RUN_BY_STORE:
         text = LIBRARY.statement(name).text
