@@ -176,6 +176,27 @@ def _cmd_erase(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_kt(args: argparse.Namespace) -> int:
+    from .learner import KTFitRequest
+    from .service import GraphMemory
+
+    # Fitting needs Neo4j and pyBKT, not the spaCy pipelines: no warm-up.
+    settings = get_settings()
+    LocalNeo4j(settings).start()
+    memory = GraphMemory(settings)
+    memory.store.apply_schema()
+    try:
+        if args.action == "fit":
+            req = KTFitRequest(concepts=args.concept or None, forgets=args.forgets, num_fits=args.num_fits,
+                               min_attempts=args.min_attempts, seed=args.seed)
+            _print_json(memory.learner.fit(args.tenant, req))
+        else:
+            _print_json(memory.learner.params(args.tenant))
+    finally:
+        memory.close()
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
@@ -266,6 +287,15 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--concept", default=None, help="concept to trace back to its turns (default: --focus)")
     explore.add_argument("--min-users", type=int, default=1, help="shared interests: hide concepts with fewer users")
     explore.set_defaults(func=_cmd_explore)
+
+    kt = with_tenant(sub.add_parser("kt", help="knowledge tracing: fit BKT parameters per concept (pyBKT), or show them"))
+    kt.add_argument("action", choices=["fit", "params"])
+    kt.add_argument("--concept", action="append", help="fit only this concept (name, alias or key); repeatable")
+    kt.add_argument("--forgets", action="store_true", help="fit BKT with forgetting")
+    kt.add_argument("--num-fits", type=int, default=None, help="EM restarts per concept")
+    kt.add_argument("--min-attempts", type=int, default=None, help="skip concepts with fewer attempts")
+    kt.add_argument("--seed", type=int, default=0)
+    kt.set_defaults(func=_cmd_kt)
 
     demo = sub.add_parser("demo", help="start Neo4j and the API, load the demo learners, print their blocks")
     demo.add_argument("--serve", action="store_true", help="keep serving after the demo")

@@ -204,11 +204,12 @@ class Learner:
 
     # -- as of -------------------------------------------------------------------------------------
 
-    def graph_as_of(self, user: UserRef, as_of: datetime) -> UserGraph:
-        """The user's graph as it stood at ``as_of``: mentions, stances and mastery up to then."""
+    def graph_as_of(self, user: UserRef, as_of: datetime, extra_keys: Sequence[str] = ()) -> UserGraph:
+        """The user's graph as it stood at ``as_of``: mentions, stances and mastery up to then
+        (``extra_keys``: concepts to load with their neighbourhood, e.g. a focus new to the user)."""
         if as_of.tzinfo is None:
             as_of = as_of.replace(tzinfo=timezone.utc)
-        graph = self.store.load_user_graph(user)
+        graph = self.store.load_user_graph(user, extra_keys=extra_keys)
         stances = {r["key"]: r for r in self.store.stances_as_of(user, as_of)}
         mastery = {r["key"]: r for r in self.store.mastery_as_of(user, as_of)}
         return graph_as_of(graph, as_of, stances, mastery)

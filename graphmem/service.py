@@ -378,7 +378,8 @@ class GraphMemory:
         missing = [k for k in keys if k not in graph.concepts]
         if missing:
             # The focus is new to this user: add it and its neighbourhood, keep the cached weights.
-            extended = self.store.load_user_graph(user, extra_keys=missing)
+            extended = (self.store.load_user_graph(user, extra_keys=missing) if as_of is None
+                        else self.learner.graph_as_of(user, as_of, extra_keys=missing))
             graph = UserGraph(graph.tenant, graph.user_id, {**extended.concepts, **graph.concepts},
                               tuple(sorted(set(graph.edges) | set(extended.edges),
                                            key=lambda e: (e.source, e.target, e.type.value, e.scope))),

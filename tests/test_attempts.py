@@ -236,3 +236,39 @@ def test_kt_fit_fits_stores_and_versions_parameters(b):
 def test_kt_fit_rejects_bad_bodies(b):
     assert_error(b.post("/v1/kt/fit", json={"num_fits": 0}), 422, "INVALID_INPUT")
     assert_error(b.post("/v1/kt/fit", json={"forget": True}), 422, "INVALID_INPUT")
+
+
+# -- the Browser query and the command line ------------------------------------------------------------
+
+
+def test_explore_mastery_shows_mastery_and_which_evidence_is_newer(a, user_id, store, api_tenants):
+    a.post(f"/v1/users/{user_id}/turns", json={"session_id": "s1", "turns": [
+        {"turn_id": "t1", "role": "user", "text": "I am confused by linear algebra.", "ts": T0.isoformat()}]})
+    a.post(f"/v1/users/{user_id}/attempts", json=attempts("m", "线性代数", [True] * 8, start=T0 + timedelta(days=1)))
+    rows = store.read_statement("explore_mastery", tenant=api_tenants.tenant_a, user_id=user_id)
+    row = next(r for r in rows if r["concept"] == "线性代数")
+    assert row["stance"] == "confused" and row["attempts"] == 8 and row["mastery"] >= 0.95
+    assert row["newer_evidence"] == "mastery"
+
+
+def test_cli_kt_fit_and_params(settings, store, tenant, capsys):
+    import json
+
+    from graphmem.cli import main
+    from graphmem.learner import AttemptIn
+    from graphmem.service import GraphMemory
+
+    mem = GraphMemory(settings, store=store)
+    for learner in range(5):
+        mem.learner.record(tenant, f"cli-{learner}", [
+            AttemptIn(attempt_id=f"a{i}", concept="Recursion", correct=(i + learner) % 3 != 0,
+                      ts=T0 + timedelta(minutes=i)) for i in range(6)])
+    capsys.readouterr()
+    assert main(["kt", "fit", "--tenant", tenant, "--num-fits", "1", "--min-attempts", "10"]) == 0
+    out = capsys.readouterr().out
+    fit = json.loads(out[out.index("{"):])
+    assert fit["concepts_fitted"] == 1 and fit["fitted"][0]["attempts"] == 30 and fit["version"] == 1
+    assert main(["kt", "params", "--tenant", tenant]) == 0
+    out = capsys.readouterr().out
+    params = json.loads(out[out.index("{"):])
+    assert [c["key"] for c in params["concepts"]] == ["recursion"] and params["fits"][0]["version"] == 1

@@ -33,7 +33,7 @@ from tests.demo_like import XIAOMING, drop_tenant, key_of, load_demo_like, xiaom
 pytestmark = pytest.mark.neo4j
 
 EXPECTED_QUERIES = {"explore_user_graph", "explore_tiers", "explore_gaps", "explore_provenance",
-                    "explore_timeline", "explore_shared_interests", "explore_compaction"}
+                    "explore_timeline", "explore_shared_interests", "explore_compaction", "explore_mastery"}
 
 
 @pytest.fixture(scope="module")
@@ -332,13 +332,13 @@ def test_guide_runs_every_block_against_the_server(store, driver, demo_tenant):
     assert blocks[0] == ":config autoComplete: false"
     assert blocks[1] == style_command((store.cypher.folder / "graphmem.grass").read_text(encoding="utf-8"))
     cypher = blocks[2:]
-    # xiaoming: every query (7, one tenant-wide on its own slide); sam: no focus, so no provenance.
-    assert len(cypher) == 6 + 5 + 1
+    # xiaoming: every query (8, one tenant-wide on its own slide); sam: no focus, so no provenance.
+    assert len(cypher) == 7 + 6 + 1
     for block in cypher:
         assert "$" not in block  # parameters are inlined: one click, nothing to set first
         run(driver, block)
     xiaoming = [b for b in cypher if "'xiaoming'" in b]
-    assert len(xiaoming) == 6 and any("'Django部署'" in b for b in xiaoming)
+    assert len(xiaoming) == 7 and any("'Django部署'" in b for b in xiaoming)
 
 
 def test_guide_escapes_what_users_supply(store):

@@ -110,3 +110,24 @@ MATCH (u:User {tenant: $tenant, id: $user_id})
 OPTIONAL MATCH folded = (u)-[:HAS_SUMMARY]->(:Summary)-[:FOLDS]->(:Interest)-[:ABOUT]->(:Concept)
 OPTIONAL MATCH ran = (u)-[:HAD_COMPACTION]->(:CompactionRun)
 RETURN collect(DISTINCT folded) AS summary, collect(DISTINCT ran) AS runs;
+
+// name: explore_mastery
+// The learner model: per concept the user said they know or are confused by, or answered graded questions on, the stance they stated, the BKT mastery of their attempts, and which is newer (the newer evidence wins; see graphmem/evidence.py).
+MATCH (u:User {tenant: $tenant, id: $user_id})
+CALL (u) {
+  MATCH (u)-[:HAS_INTEREST]->(i:Interest)-[:ABOUT]->(c:Concept)
+  WHERE i.stance IN ['knows', 'confused']
+  RETURN c
+  UNION
+  MATCH (u)-[:HAS_MASTERY]->(:Mastery)-[:OF]->(c:Concept)
+  RETURN c
+}
+OPTIONAL MATCH (i:Interest {tenant: $tenant, user_id: $user_id, key: c.key})
+OPTIONAL MATCH (m:Mastery {tenant: $tenant, user_id: $user_id, key: c.key})
+RETURN coalesce(i.name, m.name, c.name) AS concept, i.stance AS stance, i.stance_at AS stance_at,
+       round(m.mastery, 3) AS mastery, m.attempts AS attempts, m.correct AS correct, m.last_ts AS mastery_at,
+       CASE WHEN m IS NULL THEN CASE WHEN i.stance IS NULL THEN null ELSE 'stance' END
+            WHEN i.stance IS NULL OR i.stance_at IS NULL OR m.last_ts >= i.stance_at THEN 'mastery'
+            ELSE 'stance' END AS newer_evidence,
+       m AS mastery_node, c AS concept_node
+ORDER BY mastery_at DESC, concept;
