@@ -69,6 +69,9 @@ class AttemptPlan:
     mastery_rows: list[dict[str, Any]] = field(default_factory=list)  # one per concept touched
     concepts: list[dict[str, Any]] = field(default_factory=list)  # concepts to merge
     replayed: list[str] = field(default_factory=list)  # concept keys replayed from their prior
+    # The user's graph version before and after the write (set by the store).
+    version_before: int = 0
+    version_after: int = 0
 
     @property
     def accepted(self) -> list[str]:

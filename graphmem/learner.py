@@ -153,6 +153,12 @@ class Learner:
             language = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in name) else "en"
             prepared.append(NewAttempt(a.attempt_id, key, name, language, a.correct, ts, a.item_id, i))
         plan = self.store.write_attempts(user, prepared, self.defaults, self._seq_base())
+        if plan.new_rows:
+            # Mastery changes no weight: the cached ranked graph carries over (a tutor's loop is
+            # "grade an answer, then ask for the block"; a reload costs seconds for a big user).
+            rows = {r["key"]: r for r in plan.mastery_rows}
+            self.memory.update_cached_graph(user, plan.version_before, plan.version_after,
+                                            lambda graph: with_mastery(graph, rows))
         return {"user_id": user_id, "accepted": plan.accepted, "duplicates": plan.duplicates,
                 "replayed": plan.replayed, "attempts": plan.results}
 
@@ -221,6 +227,22 @@ class Learner:
         stances = {r["key"]: r for r in self.store.stances_as_of(user, as_of)}
         mastery = {r["key"]: r for r in self.store.mastery_as_of(user, as_of)}
         return graph_as_of(graph, as_of, stances, mastery)
+
+
+def with_mastery(graph: UserGraph, rows: dict[str, dict[str, Any]]) -> UserGraph | None:
+    """Pure: ``graph`` with the mastery rows of a write applied, or None when a reload is needed —
+    a concept new to the graph (its relations are not loaded), or one whose stance time is unknown
+    here (loaded only with mastery; needed to tell which evidence is newer)."""
+    concepts = dict(graph.concepts)
+    for key, r in rows.items():
+        node = concepts.get(key)
+        if node is None:
+            return None
+        if node.mastery is None and node.stance in (Stance.knows, Stance.confused):
+            return None
+        concepts[key] = replace(node, mastery=float(r["mastery"]), mastery_attempts=int(r["attempts"]),
+                                mastery_correct=int(r["correct"]), mastery_at=datetime.fromisoformat(r["last_ts"]))
+    return replace(graph, concepts=concepts)
 
 
 def _ms(value: int | None) -> datetime | None:

@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -327,6 +327,22 @@ class GraphMemory:
         ranked = RankedUser(version, catalog_version, graph, ranking, tiers)
         self._remember(user, ranked)
         return ranked
+
+    def update_cached_graph(self, user: UserRef, version_before: int, version_after: int,
+                            update: Callable[[UserGraph], UserGraph | None]) -> None:
+        """After a write that moved the user from ``version_before`` to ``version_after`` without changing
+        what ranking reads (mentions, stances, relations), carries the cached ranked graph over with
+        ``update(graph)`` instead of reloading it on the next read; ``update`` returning None drops it."""
+        key = (user.tenant, user.user_id)
+        with self._guard:
+            cached = self._ranked.get(key)
+            if cached is None or cached.version != version_before:
+                return
+            graph = update(cached.graph)
+            if graph is None:
+                self._ranked.pop(key, None)
+            else:
+                self._ranked[key] = replace(cached, version=version_after, graph=graph)
 
     def ranked_as_of(self, user: UserRef, as_of: datetime) -> RankedUser:
         """The user's graph ranked as it stood at ``as_of`` (never cached: a past moment is asked rarely)."""

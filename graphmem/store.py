@@ -651,7 +651,7 @@ class Neo4jStore:
 
         def work(tx: ManagedTransaction) -> AttemptPlan:
             self._run(tx, "tenant_write_lock", **user.params())
-            self._run(tx, "ingest_lock_user", **user.params())
+            version = int(self._run(tx, "ingest_lock_user", **user.params())[0]["version"])
             ids = sorted({a.attempt_id for a in attempts})
             existing = {r["attempt_id"]: r for r in self._run(tx, "attempts_existing", attempt_ids=ids,
                                                                **user.params())}
@@ -669,7 +669,9 @@ class Neo4jStore:
                     history.setdefault(r["key"], []).append(
                         StoredAttempt(r["attempt_id"], r["key"], bool(r["correct"]), int(r["ts_ms"])))
             plan = plan_attempts(attempts, existing, states, params, history, seq_base)
+            plan.version_before = plan.version_after = version
             if plan.new_rows:
+                plan.version_after = version + 1  # attempts_write bumps it
                 self._run(tx, "attempts_merge_concepts", concepts=plan.concepts, **user.params())
                 self._run(tx, "attempts_write", masteries=plan.mastery_rows, attempts=plan.new_rows, **user.params())
                 if plan.rewrite_rows:

@@ -229,3 +229,16 @@ def test_pybkt_fit_recovers_simulated_parameters():
     assert abs(fit.params.learn - true.learn) < 0.08
     assert abs(fit.params.guess - true.guess) < 0.08
     assert abs(fit.params.slip - true.slip) < 0.08
+
+
+def test_with_mastery_patches_known_nodes_and_asks_for_a_reload_otherwise():
+    from graphmem.learner import with_mastery
+
+    row = {"mastery": 0.97, "attempts": 9, "correct": 8, "last_ts": (T0 + timedelta(days=1)).isoformat()}
+    g = ml_graph(node(in_catalog=True, mastery=0.1, mastery_attempts=1, mastery_at=T0))
+    patched = with_mastery(g, {"la": row})
+    assert patched is not None and patched.concepts["la"].mastery == 0.97
+    assert patched.concepts["la"].mastery_at == T0 + timedelta(days=1) and patched.edges == g.edges
+    assert with_mastery(g, {"new": row}) is None  # its relations were never loaded
+    # A stance whose time this graph does not hold: which evidence is newer is unknown here.
+    assert with_mastery(ml_graph(node(stance=Stance.confused)), {"la": row}) is None
