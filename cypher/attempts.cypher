@@ -113,6 +113,13 @@ RETURN a.id AS attempt_id, a.correct AS correct, a.ts AS ts, a.item_id AS item_i
        a.mastery AS mastery, a.valid_from AS valid_from, a.valid_to AS valid_to, a.closed_by AS closed_by
 ORDER BY a.ts, a.seq;
 
+// name: attempts_of_user
+// Every attempt of the user, oldest first (export: everything about a user).
+MATCH (a:Attempt {tenant: $tenant, user_id: $user_id})
+RETURN a.id AS attempt_id, a.key AS concept, a.correct AS correct, a.ts AS ts, a.item_id AS item_id,
+       a.predicted AS predicted, a.mastery AS mastery, a.valid_to AS valid_to, a.closed_by AS closed_by
+ORDER BY a.ts, a.seq;
+
 // name: attempts_count_user
 // How many attempts and mastery nodes the user has (erase checks, export).
 OPTIONAL MATCH (a:Attempt {tenant: $tenant, user_id: $user_id})

@@ -597,7 +597,8 @@ class GraphMemory:
         user = self.user(tenant, user_id)
         graph = self.graph(tenant, user_id)
         return {"tenant": tenant, "user_id": user_id, "turns": self.store.turns(user), "graph": graph,
-                "compaction_runs": self.store.compaction_runs(user, limit=1000)}
+                "compaction_runs": self.store.compaction_runs(user, limit=1000),
+                "attempts": self.store.user_attempts(user)}
 
     def ready(self) -> dict[str, Any]:
         reachable = self.store.ping()

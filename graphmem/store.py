@@ -692,6 +692,10 @@ class Neo4jStore:
         return [{**r, "ts": _iso(r["ts"]), "valid_from": _iso(r["valid_from"]), "valid_to": _iso(r["valid_to"])}
                 for r in rows]
 
+    def user_attempts(self, user: UserRef) -> list[dict[str, Any]]:
+        rows = self.read_statement("attempts_of_user", **user.params())
+        return [{**r, "ts": _iso(r["ts"]), "valid_to": _iso(r["valid_to"])} for r in rows]
+
     def attempt_counts(self, user: UserRef) -> dict[str, int]:
         return self.read_statement("attempts_count_user", **user.params())[0]
 

@@ -34,6 +34,12 @@ def b(api, api_tenants):
         yield client
 
 
+def GraphMemoryForExport(store):  # noqa: N802 - a library GraphMemory over the test's store
+    from graphmem.service import GraphMemory
+
+    return GraphMemory(store.settings, store=store)
+
+
 def attempts(prefix: str, concept: str, answers: list[bool], start: datetime = T0, item: str | None = None) -> dict:
     return {"attempts": [
         {"attempt_id": f"{prefix}{i}", "concept": concept, "correct": c,
@@ -187,6 +193,8 @@ def test_erase_and_forget_remove_attempts(a, user_id, store, api_tenants):
     ref = UserRef(api_tenants.tenant_a, user_id)
     a.post(f"/v1/users/{user_id}/attempts", json=attempts("e", "Docker", [True, False]))
     a.post(f"/v1/users/{user_id}/attempts", json=attempts("f", "linear algebra", [True]))
+    exported = GraphMemoryForExport(store).export(api_tenants.tenant_a, user_id)["attempts"]
+    assert [(x["attempt_id"], x["correct"]) for x in exported] == [("e0", True), ("f0", True), ("e1", False)]
     forgot = a.delete(f"/v1/users/{user_id}/concepts/Docker")
     assert forgot.status_code == 200, forgot.text
     assert store.attempt_counts(ref) == {"attempts": 1, "masteries": 1}
