@@ -280,3 +280,15 @@ def test_cli_kt_fit_and_params(settings, store, tenant, capsys):
     out = capsys.readouterr().out
     params = json.loads(out[out.index("{"):])
     assert [c["key"] for c in params["concepts"]] == ["recursion"] and params["fits"][0]["version"] == 1
+
+
+def test_explore_gaps_in_the_browser_follows_mastery(a, user_id, store, api_tenants):
+    def browser_gaps() -> dict[str, str]:
+        rows = store.read_statement("explore_gaps", tenant=api_tenants.tenant_a, user_id=user_id, focus="机器学习")
+        return {r["gap"]: r["reason"] for r in rows}
+
+    a.post(f"/v1/users/{user_id}/attempts", json=attempts("w", "linear algebra", [False] * 4))
+    assert browser_gaps()["线性代数"].startswith("low mastery: 0.1")
+    a.post(f"/v1/users/{user_id}/attempts", json=attempts("r", "linear algebra", [True] * 8, start=T0 + timedelta(hours=1)))
+    assert "线性代数" not in browser_gaps()
+    assert "概率论" in browser_gaps()  # the other prerequisite, never shown

@@ -33,9 +33,29 @@ ORDER BY CASE tier WHEN 'core' THEN 0 WHEN 'related' THEN 1 WHEN 'compacted' THE
          weight DESC, concept;
 
 // name: explore_gaps
-// Knowledge gaps for a focus concept ($focus: name, alias or key; null means the user's core topics): the dependency paths (up to 2 hops) that end at concepts the user has not shown.
+// Knowledge gaps for a focus concept ($focus: name, alias or key; null means the user's core topics): the dependency paths (up to 2 hops) that end at concepts the user has not shown, graded-attempt mastery included.
 OPTIONAL MATCH (:User {tenant: $tenant, id: $user_id})-[:HAS_INTEREST]->(:Interest:Core)-[:ABOUT]->(core:Concept)
 WITH collect(core) AS cores, toLower(trim(coalesce($focus, ''))) AS wanted
+// What the user has shown, and what graded answers say they struggle with (graphmem/evidence.py):
+// decisive mastery (>= 0.95 known, < 0.4 low) newer than the user's own "I know" / "confuses me" wins;
+// otherwise shown = said they know it, or mentioned it themselves without saying it confuses them.
+CALL () {
+  OPTIONAL MATCH (x:Interest {tenant: $tenant, user_id: $user_id})
+  OPTIONAL MATCH (m:Mastery {tenant: $tenant, user_id: $user_id, key: x.key})
+  RETURN x.key AS key, x, m
+  UNION
+  OPTIONAL MATCH (m:Mastery {tenant: $tenant, user_id: $user_id})
+  OPTIONAL MATCH (x:Interest {tenant: $tenant, user_id: $user_id, key: m.key})
+  RETURN m.key AS key, x, m
+}
+WITH cores, wanted, key, x, m,
+     m IS NOT NULL AND (m.mastery >= 0.95 OR m.mastery < 0.4)
+       AND (x IS NULL OR x.stance_at IS NULL OR NOT coalesce(x.stance, '') IN ['knows', 'confused']
+            OR m.last_ts >= x.stance_at) AS by_mastery
+WITH cores, wanted,
+     collect(CASE WHEN (by_mastery AND m.mastery >= 0.95) OR (NOT by_mastery AND (coalesce(x.stance, '') = 'knows'
+                  OR (coalesce(x.user_mentions, 0) > 0 AND coalesce(x.stance, '') <> 'confused'))) THEN key END) AS shown,
+     collect(CASE WHEN by_mastery AND m.mastery < 0.4 THEN key END) AS low
 MATCH (root:Concept {tenant: $tenant})
 WHERE CASE WHEN wanted = '' THEN root IN cores
            ELSE root.key = wanted OR toLower(root.name) = wanted
@@ -50,17 +70,13 @@ WHERE gap <> root
               WHEN 'PREREQUISITE_OF' THEN endNode(relationships(path)[k]) = nodes(path)[k]
               ELSE startNode(relationships(path)[k]) = nodes(path)[k] END)
   // The walk stops at what the user has shown: knowing B presumes knowing what B needs.
-  AND all(n IN nodes(path)[1..-1] WHERE NOT EXISTS {
-        MATCH (x:Interest {tenant: $tenant, user_id: $user_id, key: n.key})
-        WHERE x.stance = 'knows' OR (coalesce(x.user_mentions, 0) > 0 AND coalesce(x.stance, '') <> 'confused')
-      })
+  AND all(n IN nodes(path)[1..-1] WHERE NOT n.key IN shown)
+  AND NOT gap.key IN shown
 OPTIONAL MATCH (i:Interest {tenant: $tenant, user_id: $user_id, key: gap.key})
-WITH root, gap, path, i
-// Shown = said they know it, or mentioned it themselves without saying it confuses them.
-WHERE NOT (coalesce(i.stance, '') = 'knows'
-           OR (coalesce(i.user_mentions, 0) > 0 AND coalesce(i.stance, '') <> 'confused'))
+OPTIONAL MATCH (gm:Mastery {tenant: $tenant, user_id: $user_id, key: gap.key})
 RETURN root.name AS focus, gap.name AS gap, length(path) AS depth,
-       CASE WHEN i IS NULL THEN 'never mentioned'
+       CASE WHEN gap.key IN low THEN 'low mastery: ' + toString(round(gm.mastery, 2)) + ' after ' + toString(gm.attempts) + ' graded attempts'
+            WHEN i IS NULL THEN 'never mentioned'
             WHEN i.stance = 'confused' THEN 'said it confuses them'
             ELSE 'only the assistant mentioned it' END AS reason,
        [r IN relationships(path) | type(r)] AS via, path
