@@ -292,3 +292,27 @@ def test_explore_gaps_in_the_browser_follows_mastery(a, user_id, store, api_tena
     a.post(f"/v1/users/{user_id}/attempts", json=attempts("r", "linear algebra", [True] * 8, start=T0 + timedelta(hours=1)))
     assert "线性代数" not in browser_gaps()
     assert "概率论" in browser_gaps()  # the other prerequisite, never shown
+
+
+# -- any text ------------------------------------------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None, database=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(attempt_id=st.text(max_size=140), concept=st.text(max_size=140), item_id=st.none() | st.text(max_size=140))
+def test_any_unicode_in_attempt_fields_is_stored_or_refused_never_a_5xx(a, attempt_id, concept, item_id):
+    user = "fz-" + uuid.uuid4().hex[:10]
+    body = {"attempts": [{"attempt_id": attempt_id, "concept": concept, "correct": True, "ts": T0.isoformat(),
+                          **({"item_id": item_id} if item_id is not None else {})}]}
+    r = a.post(f"/v1/users/{user}/attempts", json=body)
+    assert r.status_code in (200, 422), r.text
+    if r.status_code == 422:
+        assert r.json()["error"]["code"] and r.json()["error"]["message"]
+        assert a.get(f"/v1/users/{user}/graph").status_code == 404  # nothing stored
+    else:
+        [row] = r.json()["attempts"]
+        again = a.post(f"/v1/users/{user}/attempts", json=body).json()
+        assert again["duplicates"] == [attempt_id] and again["attempts"][0]["mastery"] == row["mastery"]
