@@ -63,6 +63,16 @@ class KTFitRequest(BaseModel):
     seed: int = Field(default=0, ge=0, le=2**31 - 1)
 
 
+def as_utc(value: datetime, what: str) -> datetime:
+    """A timestamp in UTC (naive means UTC). Neo4j refuses zone offsets beyond ±18:00 (Python allows
+    ±24 h), and a time near year 1 or 9999 may not exist in UTC: both are the client's error, not a 500."""
+    try:
+        return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
+    except (OverflowError, ValueError):
+        raise InvalidInput(f"{what} {value.isoformat()} is outside the range of representable times",
+                           code="INVALID_TIMESTAMP") from None
+
+
 def _check(value: str, what: str) -> str:
     if not value.strip() or clean_text(value) != value or "\n" in value or "\t" in value:
         raise InvalidInput(f"{what} must be a non-empty string without control characters or invalid code points",
@@ -142,7 +152,7 @@ class Learner:
             _check(a.concept, "concept")
             if a.item_id is not None:
                 _check(a.item_id, "item_id")
-            ts = a.ts if a.ts.tzinfo else a.ts.replace(tzinfo=timezone.utc)
+            ts = as_utc(a.ts, f"attempts[{i}].ts")
             if ts > latest:
                 raise InvalidInput(f"attempts[{i}].ts {ts.isoformat()} is in the future (more than "
                                    f"{self.settings.attempt_clock_skew_s:.0f} s ahead of the server clock)",

@@ -46,7 +46,7 @@ from .ranking import Ranking, RankingConfig, rank
 from .render import RenderedBlock, check_loop, render_block
 from .settings import Settings, get_settings
 from .store import CatalogRows, CompactionRecord, IngestWrite, Neo4jStore, StoredTurn, UserRef, WeightRow
-from .learner import Learner, mastery_view, stance_timeline
+from .learner import Learner, as_utc, mastery_view, stance_timeline
 from .tokens import TokenCounter
 
 log = logging.getLogger(__name__)
@@ -377,6 +377,7 @@ class GraphMemory:
         prompt: str | None = None, tag: str | None = None, as_of: datetime | None = None,
     ) -> ContextResult:
         user = self.user(tenant, user_id)
+        as_of = as_utc(as_of, "as_of") if as_of is not None else None
         scope = scope or self.settings.default_scope
         fmt = fmt or self.settings.default_format
         sc = parse_scope(scope)
@@ -442,6 +443,7 @@ class GraphMemory:
 
     def graph(self, tenant: str, user_id: str, as_of: datetime | None = None) -> dict[str, Any]:
         user = self.user(tenant, user_id)
+        as_of = as_utc(as_of, "as_of") if as_of is not None else None
         ranked = self.ranked(user) if as_of is None else self.ranked_as_of(user, as_of)
         nodes = []
         for key in sorted(ranked.graph.concepts):
@@ -482,6 +484,7 @@ class GraphMemory:
 
     def explain(self, tenant: str, user_id: str, concept: str, as_of: datetime | None = None) -> dict[str, Any]:
         user = self.user(tenant, user_id)
+        as_of = as_utc(as_of, "as_of") if as_of is not None else None
         ranked = self.ranked(user) if as_of is None else self.ranked_as_of(user, as_of)
         key = self.resolve_concept(tenant, ranked.graph, concept)
         exp = explain_concept(ranked.graph, ranked.ranking, ranked.tiers, key)

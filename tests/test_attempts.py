@@ -159,6 +159,9 @@ def test_a_late_attempt_replays_in_time_order(a, user_id):
     ({"attempt_id": "v1", "concept": "Docker", "correct": True}, "INVALID_INPUT"),
     ({"attempt_id": "v1", "concept": "Docker", "correct": True,
       "ts": (datetime.now(timezone.utc) + timedelta(days=1)).isoformat()}, "ATTEMPT_IN_FUTURE"),
+    # Python accepts offsets up to ±24 h, Neo4j only ±18 h: normalised to UTC first. Year 1 at +05:00
+    # does not exist in UTC.
+    ({"attempt_id": "v1", "concept": "Docker", "correct": True, "ts": "0001-01-01T00:00:00+05:00"}, "INVALID_TIMESTAMP"),
 ])
 def test_bad_attempts_get_a_4xx_code_and_store_nothing(a, user_id, attempt, code):
     good = {"attempt_id": "ok", "concept": "Docker", "correct": True, "ts": "2026-11-20T09:00:00Z"}
@@ -316,3 +319,16 @@ def test_any_unicode_in_attempt_fields_is_stored_or_refused_never_a_5xx(a, attem
         [row] = r.json()["attempts"]
         again = a.post(f"/v1/users/{user}/attempts", json=body).json()
         assert again["duplicates"] == [attempt_id] and again["attempts"][0]["mastery"] == row["mastery"]
+
+
+def test_odd_zone_offsets_are_normalised_and_impossible_times_refused(a, user_id):
+    r = a.post(f"/v1/users/{user_id}/attempts", json={"attempts": [
+        {"attempt_id": "z1", "concept": "Docker", "correct": True, "ts": "2026-11-20T10:00:00-19:45"}]})
+    assert r.status_code == 200, r.text
+    [stored] = a.get(f"/v1/users/{user_id}/attempts", params={"concept": "Docker"}).json()["attempts"]
+    assert stored["ts"].startswith("2026-11-21T05:45:00")
+    for path, params in (("graph", {}), ("explain", {"concept": "Docker"}), ("context", {})):
+        ok = a.get(f"/v1/users/{user_id}/{path}", params={**params, "as_of": "9993-09-11T01:48:42-19:45"})
+        assert ok.status_code == 200, ok.text
+        bad = a.get(f"/v1/users/{user_id}/{path}", params={**params, "as_of": "0001-01-01T00:00:00+05:00"})
+        assert_error(bad, 422, "INVALID_TIMESTAMP")
