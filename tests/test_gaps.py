@@ -102,6 +102,19 @@ def test_cycles_do_not_hang_and_are_deterministic() -> None:
     assert gaps(g, ["t"]) == [("a", 1), ("c", 1), ("b", 1)]
 
 
+def test_mutual_prerequisites_are_dependencies_both_ways() -> None:
+    # a -prerequisite-> b and b -prerequisite-> a (a 2-cycle the data states): each is a
+    # dependency of the other, whichever is the root and whichever name sorts first.
+    g = graph([node("a", 1), node("b", 1), node("x"), node("y")], [("x", P, "a"), ("a", P, "x"), ("y", P, "b"), ("b", P, "y")])
+    assert gaps(g, ["a"]) == [("x", 1)]
+    assert gaps(g, ["b"]) == [("y", 1)]
+    # requires works the same way: t requires u and u requires t.
+    g = graph([node("t", 1), node("u")], [("t", R, "u"), ("u", R, "t")])
+    assert gaps(g, ["t"]) == [("u", 1)]
+    g = graph([node("t"), node("u", 1)], [("t", R, "u"), ("u", R, "t")])
+    assert gaps(g, ["u"]) == [("t", 1)]
+
+
 def test_unknown_roots_are_ignored() -> None:
     g = graph([node("t", 1), node("x")], [("x", P, "t")])
     assert gaps(g, ["nope", "t"]) == [("x", 1)]
@@ -139,7 +152,7 @@ def _targets(prereqs: dict[str, list[str]]) -> list[str]:
 
 
 def test_metacademy_has_no_two_cycles(metacademy: dict[str, list[str]]) -> None:
-    # The expectation below assumes no A<->B prerequisite pairs (they would be one channel).
+    # The expectation below assumes no A<->B prerequisite pairs (each direction would add a dependency).
     assert not [(t, p) for t, ps in metacademy.items() for p in ps if t in metacademy.get(p, [])]
 
 
