@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
@@ -318,6 +319,8 @@ class ContextResult(BaseModel):
     truncated: bool
     dropped: int
     evidence: dict[str, list[str]] = Field(default_factory=dict)
+    # Name -> reason marker ("struggling", "confused", "dislikes") of the items shown with one.
+    reasons: dict[str, str] = Field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump()
@@ -371,3 +374,10 @@ class UserGraph:
     # Turns and token size of the user's raw history, for the compaction ratio.
     history_tokens: int = 0
     turn_count: int = 0
+    # The tenant catalog's whole dependency map (B -> keys B depends on; see gaps.dependency_map),
+    # shared by every user of one catalog version: "presumed known" follows it past the loaded
+    # 2-hop subgraph. None: the subgraph's own edges only.
+    catalog_deps: Mapping[str, tuple[str, ...]] | None = field(default=None, compare=False, repr=False)
+    # The language most of the user's own turns are in ("en", "zh"); None when unknown or tied.
+    # Concepts are displayed in it (graphmem.names).
+    language: str | None = None
