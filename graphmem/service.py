@@ -145,7 +145,7 @@ class GraphMemory:
         for c in catalog.concepts:
             concepts.append({
                 "key": concept_key(c.name), "name": c.name, "aliases": c.aliases,
-                "aliases_text": " | ".join(c.aliases), "type": c.type.value, "id": c.id, "url": c.url,
+                "aliases_text": " | ".join(c.aliases), "type": c.type, "id": c.id, "url": c.url,
                 "critical": c.critical, "language": "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in c.name) else "en",
             })
         relations: dict[Any, list[dict[str, str]]] = {}

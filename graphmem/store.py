@@ -367,7 +367,7 @@ class Neo4jStore:
             ex = t.extraction
             for m in ex.concepts:
                 concepts.setdefault(m.key, {"key": m.key, "name": m.name,
-                                            "type": m.type.value if m.type else None, "language": m.language})
+                                            "type": m.type, "language": m.language})
                 mentions.append({"turn_id": t.turn_id, "key": m.key, "start": m.start, "end": m.end,
                                  "surface": m.surface, "extractor": m.extractor.value,
                                  "confidence": m.confidence, "role": t.role, "ts": ts})
