@@ -76,7 +76,7 @@ class ConceptType(str, Enum):
 # A concept type is a label the tenant chooses: 1-32 letters (any script), digits, '_' or '-'.
 # It is stored as a property (Concept.type) and never becomes part of a Cypher string.
 CONCEPT_TYPE_MAX_LENGTH = 32
-_CONCEPT_TYPE = re.compile(r"[^\W]|[_-]")
+_CONCEPT_TYPE = re.compile(rf"[\w-]{{1,{CONCEPT_TYPE_MAX_LENGTH}}}")  # \w: Unicode letters, digits, '_'
 
 
 def check_concept_type(value: object) -> str:
@@ -85,7 +85,7 @@ def check_concept_type(value: object) -> str:
         value = value.value
     if not isinstance(value, str):
         raise ValueError(f"concept type must be a string, got {type(value).__name__}")
-    if not 1 <= len(value) <= CONCEPT_TYPE_MAX_LENGTH or not all(_CONCEPT_TYPE.fullmatch(ch) for ch in value):
+    if not _CONCEPT_TYPE.fullmatch(value):
         shown = value if len(value) <= 40 else value[:40] + "…"
         raise ValueError(
             f"concept type {shown!r} must be 1-{CONCEPT_TYPE_MAX_LENGTH} letters, digits, '_' or '-' "
