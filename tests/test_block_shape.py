@@ -331,3 +331,38 @@ def test_an_ancestor_four_hops_above_a_known_concept_is_no_gap(settings, store, 
         assert block.knowledge_gaps == ["optimization"], block.block
     finally:
         drop_tenant(store, tenant)
+
+
+@pytest.mark.neo4j
+def test_the_users_own_turns_decide_the_language_not_the_assistants(settings, store, tenant: str) -> None:
+    # An English learner whose tutor answers in Chinese: the user's two English turns outweigh the
+    # tutor's three Chinese ones (only the user's turns count), so the block uses English aliases.
+    from graphmem.extraction.catalog_io import load_catalog
+    from graphmem.models import TurnIn
+    from graphmem.service import GraphMemory
+    from graphmem.settings import PROJECT_ROOT
+    from tests.demo_like import drop_tenant
+
+    mem = GraphMemory(settings, store=store)
+    try:
+        mem.put_catalog(tenant, load_catalog(PROJECT_ROOT / "demo" / "catalog.yaml"))
+        mem.ingest(tenant, "bo", "s1", [
+            TurnIn(role="user", text="I want to learn machine learning."),
+            TurnIn(role="assistant", text="机器学习需要线性代数和概率论。"),
+            TurnIn(role="assistant", text="线性代数很重要。"),
+            TurnIn(role="assistant", text="概率论也很重要。"),
+            TurnIn(role="user", text="I'm still confused about linear algebra."),
+        ])
+        graph = store.load_user_graph(mem.user(tenant, "bo"))
+        assert graph.language == "en"
+        block = mem.context(tenant, "bo")
+        shown = block.core_topics + block.related_concepts + block.knowledge_gaps
+        assert "machine learning" in shown and "linear algebra" in shown, block.block
+        assert not any(re.search(r"[\u4e00-\u9fff]", n) for n in shown), block.block
+        assert block.reasons.get("linear algebra") in ("struggling", "confused")
+        # Three more Chinese turns from the user tip the balance: the same concepts in Chinese.
+        mem.ingest(tenant, "bo", "s2", [TurnIn(role="user", text=t) for t in ("我想学概率论。", "线性代数好难。", "我对机器学习很感兴趣。")])
+        assert store.load_user_graph(mem.user(tenant, "bo")).language == "zh"
+        assert "机器学习" in mem.context(tenant, "bo").block
+    finally:
+        drop_tenant(store, tenant)
