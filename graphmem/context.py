@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from graphmem.errors import InvalidInput
 from graphmem.gaps import GapConfig, find_gaps
@@ -20,9 +20,6 @@ from graphmem.ranking import Ranking, sort_keys, top_keys
 
 if TYPE_CHECKING:
     from graphmem.settings import Settings
-
-
-T = TypeVar("T")
 
 
 class Scope(str, Enum):

@@ -22,7 +22,7 @@ from graphmem.names import display_names, dominant_language, name_language
 from graphmem.ranking import RankingConfig, rank
 from graphmem.render import render_block
 from graphmem.tokens import TokenCounter
-from tests.pure_graphs import P, R, graph, node
+from tests.pure_graphs import P, graph, node
 
 REF = RankingConfig(method="reference")
 COUNTER = TokenCounter()
@@ -261,13 +261,6 @@ def test_names_follow_the_users_language_in_graph_and_explain(demo) -> None:
 
 
 # -- open concept types, and presumed known past the subgraph, through HTTP -----------------------
-
-
-@pytest.fixture
-def tenant_client(api, api_tenants):  # noqa: ANN001
-    # The API's tenant A; every test uses its own user ids, and puts the catalog it needs.
-    with api.client(api_tenants.key_a) as client:
-        yield client
 
 
 @pytest.mark.neo4j
