@@ -18,6 +18,12 @@ ids are escaped the same way and spaces inside an id become ``&#32;``, so the
 suffix is recovered by splitting the item at its *last* ``" (turns: "``.
 JSON output escapes ``< > &`` as ``\\u003c \\u003e \\u0026`` for the same reason
 (the block is pasted into prompts, where a raw ``</tag>`` would read as markup).
+
+Reason markers (:data:`graphmem.context.STRUGGLING` and friends: why a concept
+the user has a stance about is where it is) follow the name:
+``JavaScript (struggling)``, before any evidence suffix; in JSON such an item is
+``{"name": "JavaScript", "reason": "struggling"}`` (plain items stay strings).
+They are part of the rendered text, so the token budget counts them.
 """
 
 from __future__ import annotations
@@ -126,6 +132,8 @@ def check_loop(prompt: str | None, tag: str) -> None:
 
 def _item_text(item: ContextItem, evidence: bool) -> str:
     name = escape_atom(item.name) or escape_atom(item.key) or "&#63;"
+    if item.marker:
+        name = f"{name} ({escape_atom(item.marker)})"
     if evidence and item.evidence:
         return f"{name} (turns: {' '.join(_escape_turn_id(t) for t in item.evidence)})"
     return name
@@ -157,11 +165,17 @@ def _json(tag: str, scope: str, kept: Sequence[tuple[str, list[ContextItem]]], d
             continue
         if evidence:
             obj[section] = [
-                {"name": clean_display(i.name) or clean_display(i.key), "turns": [clean_display(t) for t in i.evidence]}
+                {"name": clean_display(i.name) or clean_display(i.key), "turns": [clean_display(t) for t in i.evidence],
+                 **({"reason": i.marker} if i.marker else {})}
                 for i in items
             ]
         else:
-            obj[section] = [clean_display(i.name) or clean_display(i.key) for i in items]
+            # A plain item is its name; an item with a reason marker is {"name": ..., "reason": ...}.
+            obj[section] = [
+                {"name": clean_display(i.name) or clean_display(i.key), "reason": i.marker} if i.marker
+                else clean_display(i.name) or clean_display(i.key)
+                for i in items
+            ]
     if dropped:
         obj["truncated_context"] = {"reason": TRUNCATION_REASON, "dropped": dropped}
     return _json_safe(json.dumps(obj, ensure_ascii=False, separators=(", ", ": ")))

@@ -42,6 +42,7 @@ from .models import (
     derive_turn_id,
     utc_now,
 )
+from .names import display_names, localized
 from .ranking import Ranking, RankingConfig, rank
 from .render import RenderedBlock, check_loop, render_block
 from .settings import Settings, get_settings
@@ -90,6 +91,8 @@ class GraphMemory:
         # Rendered blocks keyed by everything they depend on, graph version included (so a write
         # invalidates them): selection (gaps over the whole graph) cost ~40 ms per request at 8,600 concepts.
         self._blocks: OrderedDict[tuple[Any, ...], ContextResult] = OrderedDict()
+        # (tenant, catalog version, language) -> concept key -> display name (graphmem.names).
+        self._names: OrderedDict[tuple[str, int, str], dict[str, str]] = OrderedDict()
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self._guard = threading.Lock()
         self.schema_applied = False
@@ -142,7 +145,7 @@ class GraphMemory:
         for c in catalog.concepts:
             concepts.append({
                 "key": concept_key(c.name), "name": c.name, "aliases": c.aliases,
-                "aliases_text": " | ".join(c.aliases), "type": c.type.value, "id": c.id, "url": c.url,
+                "aliases_text": " | ".join(c.aliases), "type": c.type, "id": c.id, "url": c.url,
                 "critical": c.critical, "language": "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in c.name) else "en",
             })
         relations: dict[Any, list[dict[str, str]]] = {}
@@ -325,6 +328,24 @@ class GraphMemory:
         self._remember(user, ranked)
         return ranked
 
+    def display_names(self, tenant: str, catalog_version: int, language: str | None) -> dict[str, str]:
+        """Concept key -> its name in ``language`` (:mod:`graphmem.names`), once per catalog version."""
+        if language is None:
+            return {}
+        cached = self._extractors.get(tenant)
+        if cached is None or cached[0] != catalog_version:
+            self.extractor(tenant)
+            cached = self._extractors[tenant]
+        key = (tenant, cached[0], language)
+        hit = self._names.get(key)
+        if hit is None:
+            hit = display_names(cached[1].catalog, language)
+            with self._guard:
+                self._names[key] = hit
+                while len(self._names) > 256:
+                    self._names.popitem(last=False)
+        return hit
+
     # -- context -----------------------------------------------------------------------
 
     def focus_keys(self, tenant: str, focus: str | None, graph: UserGraph) -> list[str]:
@@ -368,10 +389,9 @@ class GraphMemory:
         if missing:
             # The focus is new to this user: add it and its neighbourhood, keep the cached weights.
             extended = self.store.load_user_graph(user, extra_keys=missing)
-            graph = UserGraph(graph.tenant, graph.user_id, {**extended.concepts, **graph.concepts},
-                              tuple(sorted(set(graph.edges) | set(extended.edges),
-                                           key=lambda e: (e.source, e.target, e.type.value, e.scope))),
-                              graph.now, graph.history_tokens, graph.turn_count)
+            graph = replace(graph, concepts={**extended.concepts, **graph.concepts},
+                            edges=tuple(sorted(set(graph.edges) | set(extended.edges),
+                                               key=lambda e: (e.source, e.target, e.type.value, e.scope))))
             tiers = {**{k: Tier.compacted for k in extended.concepts}, **tiers}
         block_key = (user.tenant, user.user_id, ranked.version, ranked.catalog_version, tuple(keys), sc, fmt,
                      budget, evidence, tag_name)
@@ -380,7 +400,8 @@ class GraphMemory:
                 hit = self._blocks.get(block_key)
             if hit is not None:
                 return hit.model_copy(deep=True)
-        selection = select_context(graph, ranking, tiers, keys, sc, self.context_config)
+        names = self.display_names(tenant, ranked.catalog_version, graph.language)
+        selection = select_context(graph, ranking, tiers, keys, sc, self.context_config, names)
         rendered = render_block(selection, fmt=fmt, scope=sc, tag=tag_name, max_tokens=budget,
                                 counter=self.counter, evidence=evidence)
         result = self._result(selection, rendered, evidence)
@@ -398,6 +419,8 @@ class GraphMemory:
         def names(section: str) -> list[str]:
             return [i.name for i in selection.section(section) if i.key in kept.get(section, set())]
 
+        reasons = {i.name: i.marker for section, items in selection.sections.items() for i in items
+                   if i.marker and i.key in kept.get(section, set())}
         ev: dict[str, list[str]] = {}
         if evidence:
             for items in selection.sections.values():
@@ -407,7 +430,7 @@ class GraphMemory:
             block=rendered.block, tokens=rendered.tokens, format=rendered.format, scope=rendered.scope,
             tag=rendered.tag, core_topics=names("core_topics"), related_concepts=names("related_concepts"),
             knowledge_gaps=names("knowledge_gaps"), current_topic=names("current_topic"), avoid=names("avoid"),
-            truncated=rendered.truncated, dropped=rendered.dropped, evidence=ev,
+            truncated=rendered.truncated, dropped=rendered.dropped, evidence=ev, reasons=reasons,
         )
 
     # -- graph, explain --------------------------------------------------------------
@@ -415,12 +438,14 @@ class GraphMemory:
     def graph(self, tenant: str, user_id: str) -> dict[str, Any]:
         user = self.user(tenant, user_id)
         ranked = self.ranked(user)
+        names = self.display_names(tenant, ranked.catalog_version, ranked.graph.language)
         nodes = []
         for key in sorted(ranked.graph.concepts):
             node = ranked.graph.concepts[key]
             rc = ranked.ranking.get(key)
             nodes.append({
-                "key": key, "name": node.name, "type": node.type, "in_catalog": node.in_catalog,
+                "key": key, "name": names.get(key, node.name), "canonical_name": node.name,
+                "type": node.type, "in_catalog": node.in_catalog,
                 "user_mentions": node.user_mentions, "assistant_mentions": node.assistant_mentions,
                 "stance": node.stance.value if node.stance else None,
                 "initial_weight": rc.initial if rc else 0.0, "propagated_weight": rc.propagated if rc else 0.0,
@@ -429,7 +454,8 @@ class GraphMemory:
             })
         edges = [{"source": e.source, "type": e.type.value, "target": e.target, "scope": e.scope,
                   "confidence": e.confidence} for e in ranked.graph.edges]
-        return {"user_id": user_id, "version": ranked.version, "ranker": ranked.ranking.method,
+        return {"user_id": user_id, "version": ranked.version, "language": ranked.graph.language,
+                "ranker": ranked.ranking.method,
                 "threshold": self.settings.threshold, "nodes": nodes, "edges": edges,
                 "summary": self.store.summary(user)}
 
@@ -455,10 +481,11 @@ class GraphMemory:
         user = self.user(tenant, user_id)
         ranked = self.ranked(user)
         key = self.resolve_concept(tenant, ranked.graph, concept)
-        exp = explain_concept(ranked.graph, ranked.ranking, ranked.tiers, key)
-        name_of = {k: n.name for k, n in ranked.graph.concepts.items()}
+        names = self.display_names(tenant, ranked.catalog_version, ranked.graph.language)
+        exp = explain_concept(ranked.graph, ranked.ranking, ranked.tiers, key, names=names)
         return {
-            "key": exp.key, "name": exp.name, "type": exp.type, "in_catalog": exp.in_catalog,
+            "key": exp.key, "name": exp.name, "canonical_name": exp.canonical_name, "type": exp.type,
+            "in_catalog": exp.in_catalog,
             "critical": exp.critical, "tier": exp.tier.value if exp.tier else None,
             "stored_tier": ranked.graph.concepts[key].tier.value if ranked.graph.concepts[key].tier else None,
             "compacted": exp.compacted, "compacted_at": exp.compacted_at.isoformat() if exp.compacted_at else None,
@@ -466,7 +493,7 @@ class GraphMemory:
             "weights": {"initial": exp.initial, "propagated": exp.propagated, "final": exp.final,
                         "threshold": self.settings.threshold},
             "propagation": [
-                {"from": c.neighbour, "from_name": name_of.get(c.neighbour, c.neighbour), "relation": c.relation.value,
+                {"from": c.neighbour, "from_name": localized(ranked.graph, names, c.neighbour), "relation": c.relation.value,
                  "direction": c.direction, "amount": c.amount}
                 for c in exp.contributions
             ],

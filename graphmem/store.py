@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from .cypher import CypherLibrary, load_library
 from .errors import InvalidInput, StoreUnavailable
+from .gaps import catalog_dependency_map
 from .models import (
     REL_TYPE_FROM_NEO4J,
     ConceptEdge,
@@ -38,6 +39,7 @@ from .models import (
     UserGraph,
     utc_now,
 )
+from .names import dominant_language
 from .settings import Settings
 
 log = logging.getLogger(__name__)
@@ -191,8 +193,10 @@ class Neo4jStore:
         self.settings = settings
         self.cypher: CypherLibrary = load_library(settings.cypher_dir)
         self.database = settings.neo4j_database
-        # tenant -> (catalog version, catalog relations by concept key); see _catalog_adjacency.
-        self._catalog_edges: dict[str, tuple[int, dict[str, list[tuple[Any, ConceptEdge]]]]] = {}
+        # tenant -> (catalog version, catalog relations by concept key, catalog dependency map);
+        # see _catalog_adjacency.
+        self._catalog_edges: dict[str, tuple[int, dict[str, list[tuple[Any, ConceptEdge]]],
+                                             dict[str, tuple[str, ...]]]] = {}
         self._driver = driver or GraphDatabase.driver(
             settings.neo4j_uri or f"bolt://127.0.0.1:{settings.neo4j_bolt_port}",
             auth=(settings.neo4j_user, settings.neo4j_password),
@@ -371,7 +375,7 @@ class Neo4jStore:
             ex = t.extraction
             for m in ex.concepts:
                 concepts.setdefault(m.key, {"key": m.key, "name": m.name,
-                                            "type": m.type.value if m.type else None, "language": m.language})
+                                            "type": m.type, "language": m.language})
                 mentions.append({"turn_id": t.turn_id, "key": m.key, "start": m.start, "end": m.end,
                                  "surface": m.surface, "extractor": m.extractor.value,
                                  "confidence": m.confidence, "role": t.role, "ts": ts})
@@ -454,7 +458,7 @@ class Neo4jStore:
             # Visible relations: the tenant's catalog (cached per catalog version) and the user's own,
             # both by index seek. Expanding the user's concepts in Neo4j also walked every other user's
             # relations on the shared concept nodes (~30-50 ms per hop in a busy tenant).
-            catalog_adj = self._catalog_adjacency(tx, user.tenant)
+            catalog_adj, catalog_deps = self._catalog_adjacency(tx, user.tenant)
             own_adj = _adjacency(self._run_flat(tx, "edges_by_owner", edge_owner=user.owner, **user.params()))
             edges: dict[tuple[str, str, str, str], ConceptEdge] = {}
             frontier = set(seeds)
@@ -485,21 +489,26 @@ class Neo4jStore:
             concepts = {k: concepts[k] for k in sorted(concepts)}
             return UserGraph(tenant=user.tenant, user_id=user.user_id, concepts=concepts, edges=kept,
                              now=now or _activity_clock(size["last_ms"]), history_tokens=int(size["tokens"]),
-                             turn_count=int(size["turns"]))
+                             turn_count=int(size["turns"]), catalog_deps=catalog_deps,
+                             language=dominant_language(size["user_languages"]))
 
         return self._read(work)
 
-    def _catalog_adjacency(self, tx: ManagedTransaction, tenant: str) -> dict[str, list[tuple[Any, ConceptEdge]]]:
-        """The tenant's catalog relations by concept key, read once per catalog version (in `tx`)."""
+    def _catalog_adjacency(
+        self, tx: ManagedTransaction, tenant: str,
+    ) -> tuple[dict[str, list[tuple[Any, ConceptEdge]]], dict[str, tuple[str, ...]]]:
+        """The tenant's catalog relations by concept key and its whole dependency map, read and built
+        once per catalog version (in `tx`)."""
         version = int(self._run(tx, "catalog_version", tenant=tenant)[0]["catalog_version"])
         cached = self._catalog_edges.get(tenant)
         if cached is not None and cached[0] == version:
-            return cached[1]
+            return cached[1], cached[2]
         adj = _adjacency(self._run_flat(tx, "edges_by_owner", tenant=tenant, edge_owner="catalog"))
-        self._catalog_edges[tenant] = (version, adj)
+        deps = catalog_dependency_map(e for items in adj.values() for _, e in items)
+        self._catalog_edges[tenant] = (version, adj, deps)
         while len(self._catalog_edges) > 64:
             self._catalog_edges.pop(next(iter(self._catalog_edges)))
-        return adj
+        return adj, deps
 
     # -- weights, tiers, compaction ---------------------------------------------
 

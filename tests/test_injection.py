@@ -91,7 +91,7 @@ def test_cypher_injection_in_every_field_is_stored_literally(inj, store, sentine
         body = r.json()
         assert body["user_id"] == uid and body["session_id"] == payload and body["accepted"] == [payload]
         graph = client.get(f"{path}/graph").json()
-        assert graph["user_id"] == uid and "Django框架" in {n["name"] for n in graph["nodes"]}
+        assert graph["user_id"] == uid and "Django框架" in {n["canonical_name"] for n in graph["nodes"]}
         assert CYPHER[0] in {n["name"] for n in graph["nodes"]}  # a catalog name made of Cypher, literally
         for focus in (payload, PROMPT, "AND OR NOT ~*?"):
             ctx = client.get(f"{path}/context", params={"focus": focus, "evidence": "true"})

@@ -100,8 +100,13 @@ def test_xml_fits_parses_and_escapes(g: UserGraph, scope: str, budget: int, evid
         items = _list_items(ln)
         if evidence:
             items = [x.rsplit(" (turns: ", 1)[0] if by_key[k].evidence else x for x, k in zip(items, keys)]
-        assert items == [clean_display(by_key[k].name) or k for k in keys]
+        # A reason marker follows the name: "name (struggling)".
+        assert items == [(clean_display(by_key[k].name) or k) + (f" ({by_key[k].marker})" if by_key[k].marker else "")
+                         for k in keys]
     assert out.block.count("<") == 2 + out.truncated
+    # One concept, one place: no key is shown in two sections.
+    shown = [k for keys in out.sections.values() for k in keys]
+    assert len(shown) == len(set(shown))
 
 
 @settings(**COMMON)
@@ -113,8 +118,16 @@ def test_json_fits_and_parses(g: UserGraph, scope: str, budget: int, evidence: b
     data = json.loads(out.block)
     assert "<" not in out.block and ">" not in out.block
     assert data["context"] == out.tag
+    by_key = {i.key: i for items in sel.sections.values() for i in items}
     for section, keys in out.sections.items():
         assert len(data[section]) == len(keys)
+        for item, k in zip(data[section], keys, strict=True):
+            # A plain item is its name (an object in evidence mode); a marked one carries its reason.
+            marker = by_key[k].marker
+            if isinstance(item, dict):
+                assert item.get("reason") == marker
+            else:
+                assert marker is None and not evidence
     assert ("truncated_context" in data) == out.truncated
 
 
