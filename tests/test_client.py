@@ -15,6 +15,7 @@ from graphmem.client import ENDPOINTS, ApiError, AsyncGraphMemClient, GraphMemCl
 from graphmem.models import ContextResult, IngestResult
 from graphmem.settings import PROJECT_ROOT
 from tests.http_server import free_port, start_api
+from tests.readme import localised, readme_block
 
 pytestmark = pytest.mark.neo4j
 
@@ -108,16 +109,16 @@ def test_error_shape_in_openapi_is_what_the_client_reads(openapi):
 # -- against the real API ------------------------------------------------------------------------------
 
 
-def test_three_lines_from_readme(api, api_tenants, catalog_loaded, user_id):
-    # The README's example, verbatim but for the URL, key and user id.
-    from graphmem.client import GraphMemClient
-
-    mem = GraphMemClient(api.base_url, api_key=api_tenants.key_a)
-    mem.ingest(user_id, "week2", ["我已经学过Python基础了，现在想学Django框架。"])
-    print(mem.context(user_id, focus="how do I deploy Django?").block)
-    block = mem.context(user_id, focus="how do I deploy Django?")
+def test_three_lines_from_readme(api, api_tenants, catalog_loaded, user_id, capsys):
+    code = localised(readme_block("tests/test_client.py"), api.base_url, api_tenants.key_a, user_id)
+    assert len([ln for ln in code.splitlines() if ln.strip() and not ln.startswith("from ")]) == 3
+    namespace: dict = {}
+    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - the README's own example
+    printed = capsys.readouterr().out
+    assert printed.startswith('<user_knowledge_context scope="learning">') and "Django框架" in printed
+    block = namespace["mem"].context(user_id, focus="how do I deploy Django?")
     assert "Django框架" in block.core_topics and block.current_topic == ["Django部署"]
-    mem.close()
+    namespace["mem"].close()
 
 
 def test_typed_round_trip(mem, user_id):

@@ -261,3 +261,45 @@ def test_http_in_process_keys_are_tenants(mcp_http, store, user_id):
         assert anon.status_code == 401 and anon.json()["error"]["code"] == "MISSING_API_KEY"
         wrong = raw.post(url, json=init, headers={**hdrs, "authorization": "Bearer nope"})
         assert wrong.status_code == 403 and wrong.json()["error"]["code"] == "INVALID_API_KEY"
+
+
+# -- the configs people copy: README's and the demo's ------------------------------------------------------
+
+
+def test_readme_mcp_configs_parse_and_name_real_arguments():
+    import re
+
+    from graphmem.cli import build_parser
+    from graphmem.settings import PROJECT_ROOT as ROOT
+
+    blocks = re.findall(r"```json\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+    configs = [json.loads(b)["mcpServers"]["graphmem"] for b in blocks if "mcpServers" in b]
+    assert len(configs) == 2
+    for server in configs:
+        assert server["command"].endswith("/bin/graphmem")
+        args = build_parser().parse_args(server["args"])  # exits (SystemExit) on an unknown flag
+        assert args.command == "mcp"
+    assert configs[1]["args"][1:] == ["--api", "http://127.0.0.1:8000"] and "GRAPHMEM_API_KEY" in configs[1]["env"]
+
+
+def test_the_demo_printed_config_connects(api, api_tenants, user_id):
+    from graphmem.demo import mcp_instructions
+    from graphmem.settings import Settings
+
+    text = mcp_instructions(api.base_url, api_tenants.key_a, Settings())
+    config = json.loads(text[text.index("{"):text.index("\n}\n") + 2])["mcpServers"]["graphmem"]
+    assert config["args"] == ["mcp", "--api", api.base_url]
+
+    async def main() -> None:
+        cmd = config["command"]
+        # The venv's own `graphmem` script (this worktree's code first on PYTHONPATH), the key the demo says to set.
+        params = StdioServerParameters(command=cmd, args=config["args"], cwd=str(PROJECT_ROOT),
+                                       env=child_env(GRAPHMEM_API_KEY=api_tenants.key_a))
+        async with stdio_client(params) as (read, write), \
+                ClientSession(read, write, read_timeout_seconds=CALL_TIMEOUT_S) as session:
+            await session.initialize()
+            stored = await session.call_tool("ingest_turns", {"user_id": user_id, "session_id": "s1",
+                                                              "turns": turns("d")})
+            assert stored.structured_content["accepted"] == ["d0", "d1"]
+
+    run(main)
