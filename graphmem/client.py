@@ -128,8 +128,10 @@ def _validated(model: type[BaseModel], data: Any) -> BaseModel:
         raise invalid_input(exc) from None
 
 
-def build_ingest(user_id: str, session_id: str, turns: Sequence[TurnLike]) -> _Call:
+def build_ingest(user_id: str, session_id: str, turns: Sequence[TurnLike] | TurnLike) -> _Call:
     ep = ENDPOINTS["ingest"]
+    if isinstance(turns, (str, TurnIn, Mapping)):
+        turns = [turns]  # one turn, not a sequence of characters or keys
     try:
         body = IngestRequest(session_id=session_id, turns=[_turn(t) for t in turns])
     except ValidationError as exc:
@@ -288,8 +290,8 @@ class GraphMemClient:
                 continue
             return read(call, response)
 
-    def ingest(self, user_id: str, session_id: str, turns: Sequence[TurnLike]) -> IngestResult:
-        """Stores turns (a str is a user turn). Re-sending a turn id changes nothing."""
+    def ingest(self, user_id: str, session_id: str, turns: Sequence[TurnLike] | TurnLike) -> IngestResult:
+        """Stores turns (a str is a user turn; one turn needs no list). Re-sending a turn id changes nothing."""
         return self._send(build_ingest(user_id, session_id, turns))
 
     def context(self, user_id: str, *, focus: str | None = None, scope: Scope = "learning",
@@ -373,7 +375,7 @@ class AsyncGraphMemClient:
                 continue
             return read(call, response)
 
-    async def ingest(self, user_id: str, session_id: str, turns: Sequence[TurnLike]) -> IngestResult:
+    async def ingest(self, user_id: str, session_id: str, turns: Sequence[TurnLike] | TurnLike) -> IngestResult:
         return await self._send(build_ingest(user_id, session_id, turns))
 
     async def context(self, user_id: str, *, focus: str | None = None, scope: Scope = "learning",

@@ -30,6 +30,7 @@ from typing import Annotated, Any, Protocol
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from neo4j import exceptions as neo4j_errors
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema
 
 from api.auth import AuthError, KeyRing, load_keyring
@@ -294,6 +295,13 @@ def run_tool(backend: Backend, ctx: Context, work: Callable[[Any], CallToolResul
         return error_result(exc.code, exc.message)
     except ApiError as exc:  # the API's answer, through graphmem.client
         return error_result(exc.code, exc.message)
+    except neo4j_errors.DriverError as exc:  # as the REST API answers them (api/app.py)
+        return error_result("STORE_UNAVAILABLE", f"Neo4j is unreachable ({type(exc).__name__}); retry shortly")
+    except neo4j_errors.Neo4jError as exc:
+        if isinstance(exc, (neo4j_errors.TransientError, neo4j_errors.DatabaseUnavailable)):
+            return error_result("STORE_UNAVAILABLE", "Neo4j is busy or unavailable; retry shortly")
+        log.exception("Neo4j error")
+        return error_result("STORE_ERROR", "the graph store failed; nothing was changed")
 
 
 # -- the server ------------------------------------------------------------------------------------------

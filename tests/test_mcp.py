@@ -11,8 +11,8 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import anyio
@@ -205,27 +205,35 @@ def wait_for_port(port: int, proc: subprocess.Popen, timeout_s: float = 180.0) -
     raise RuntimeError("graphmem mcp --http did not listen in time")
 
 
+@contextmanager
+def mcp_http_process(args: list[str], env: dict[str, str], log_path: Path) -> Iterator[str]:
+    """`graphmem mcp --http` in a subprocess on a free port; yields its /mcp URL."""
+    port = free_port()
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(mcp_command("--http", "--port", str(port), *args), cwd=PROJECT_ROOT, stdout=log,
+                                stderr=subprocess.STDOUT, env=env)
+        try:
+            wait_for_port(port, proc)
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+
+
 @pytest.fixture
 def mcp_http(settings, store, tmp_path: Path):
     run_id = uuid.uuid4().hex[:8]
     keys = {"a": (f"mk-a-{run_id}", f"mcp-a-{run_id}"), "b": (f"mk-b-{run_id}", f"mcp-b-{run_id}")}
     load_demo_catalog(settings, store, keys["a"][1])
-    port = free_port()
-    log = (tmp_path / "mcp-http.log").open("w")
-    proc = subprocess.Popen(
-        mcp_command("--http", "--port", str(port)), cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT,
-        env=child_env(GRAPHMEM_API_KEYS=",".join(f"{k}:{t}" for k, t in keys.values())))
+    env = child_env(GRAPHMEM_API_KEYS=",".join(f"{k}:{t}" for k, t in keys.values()))
     try:
-        wait_for_port(port, proc)
-        yield f"http://127.0.0.1:{port}/mcp", keys
+        with mcp_http_process([], env, tmp_path / "mcp-http.log") as url:
+            yield url, keys
     finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
-        log.close()
         for _, tenant in keys.values():
             drop_tenant(store, tenant)
 
@@ -261,6 +269,26 @@ def test_http_in_process_keys_are_tenants(mcp_http, store, user_id):
         assert anon.status_code == 401 and anon.json()["error"]["code"] == "MISSING_API_KEY"
         wrong = raw.post(url, json=init, headers={**hdrs, "authorization": "Bearer nope"})
         assert wrong.status_code == 403 and wrong.json()["error"]["code"] == "INVALID_API_KEY"
+
+
+def test_http_api_mode_forwards_each_callers_key(api, api_tenants, user_id, tmp_path):
+    # The process has a key of its own (GRAPHMEM_API_KEY); over HTTP it must never lend it to a caller.
+    env = child_env(GRAPHMEM_API_KEY=api_tenants.key_a)
+    with mcp_http_process(["--api", api.base_url], env, tmp_path / "mcp-http-api.log") as url:
+        async def main() -> None:
+            async with http_session(url, api_tenants.key_a) as a, http_session(url, api_tenants.key_b) as b, \
+                    http_session(url, None) as anonymous:
+                stored = await a.call_tool("ingest_turns", {"user_id": user_id, "session_id": "s1",
+                                                            "turns": turns("f")})
+                assert stored.structured_content["accepted"] == ["f0", "f1"]
+                assert error_of(await b.call_tool("get_context_block", {"user_id": user_id}))[
+                    "code"] == "USER_NOT_FOUND"
+                assert error_of(await anonymous.call_tool("get_context_block", {"user_id": user_id}))[
+                    "code"] == "MISSING_API_KEY"
+                block = await a.call_tool("get_context_block", {"user_id": user_id})
+                assert "Python基础" in block.structured_content["core_topics"]
+
+        run(main)
 
 
 # -- the configs people copy: README's and the demo's ------------------------------------------------------
