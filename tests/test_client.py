@@ -8,10 +8,12 @@ import re
 import socket
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
-from graphmem.client import ENDPOINTS, ApiError, AsyncGraphMemClient, GraphMemClient
+from api.schemas import ContextRequest
+from graphmem.client import ENDPOINTS, ApiError, AsyncGraphMemClient, Endpoint, GraphMemClient
 from graphmem.models import ContextResult, IngestResult
 from graphmem.settings import PROJECT_ROOT
 from tests.http_server import free_port, start_api
@@ -56,9 +58,10 @@ def _resolve(doc: dict, schema: dict) -> dict:
     return doc["components"]["schemas"][ref.rsplit("/", 1)[1]] if ref else schema
 
 
-def test_every_client_endpoint_agrees_with_openapi(openapi):
+def disagreements(openapi: dict, endpoints: dict[str, Endpoint]) -> list[str]:
+    """Where the client's endpoint table and the API's OpenAPI document disagree."""
     problems = []
-    for name, ep in ENDPOINTS.items():
+    for name, ep in endpoints.items():
         op = openapi["paths"].get(ep.path, {}).get(ep.method.lower())
         if op is None:
             problems.append(f"{name}: {ep.method} {ep.path} is not in openapi.json")
@@ -93,7 +96,26 @@ def test_every_client_endpoint_agrees_with_openapi(openapi):
                 ours = ep.response.model_json_schema(mode="serialization")
                 if set(api_schema.get("properties", {})) != set(ours.get("properties", {})):
                     problems.append(f"{name}: response {ep.response.__name__} differs from {schema['$ref']}")
+    return problems
+
+
+def test_every_client_endpoint_agrees_with_openapi(openapi):
+    problems = disagreements(openapi, ENDPOINTS)
     assert not problems, "\n".join(problems)
+
+
+def test_the_agreement_check_catches_drift(openapi):
+    # Each entry is one kind of drift the check must name.
+    drifted = {
+        "renamed_path": replace(ENDPOINTS["graph"], path="/v1/users/{user_id}/subgraph"),
+        "wrong_method": replace(ENDPOINTS["compact"], method="PUT"),
+        "unknown_query": replace(ENDPOINTS["context"], query=(*ENDPOINTS["context"].query, "language")),
+        "missing_required_query": replace(ENDPOINTS["explain"], query=()),
+        "wrong_body": replace(ENDPOINTS["ingest"], body=ContextRequest),
+        "wrong_response": replace(ENDPOINTS["context"], response=IngestResult),
+    }
+    problems = disagreements(openapi, drifted)
+    assert sorted(p.split(":")[0] for p in problems) == sorted(drifted), problems
 
 
 def test_every_api_operation_has_a_client_method(openapi):
