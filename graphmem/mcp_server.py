@@ -148,14 +148,13 @@ class LocalBackend:
 
     def __init__(self, settings: Settings, tenant: str, *, http: bool, memory: Any = None,
                  ready_timeout_s: float = 180.0) -> None:
-        from graphmem.service import GraphMemory
-
         self.settings = settings
         self.tenant = tenant
         self.http = http
         # Over HTTP, the REST API's keys; with none configured (auth off) every caller is `tenant`.
         self.keyring = KeyRing(load_keyring(settings).keys if http else {}, tenant)
-        self.memory = memory or GraphMemory(settings)
+        # Built by the start-up thread: importing the library (spaCy) alone takes seconds.
+        self.memory = memory
         self.ready = threading.Event()
         self.ready_timeout_s = ready_timeout_s
         self._stopping = threading.Event()
@@ -171,6 +170,10 @@ class LocalBackend:
                 log.warning("could not start the local Neo4j (%s); trying to connect anyway", exc)
             while not self._stopping.is_set():
                 try:
+                    if self.memory is None:
+                        from graphmem.service import GraphMemory
+
+                        self.memory = GraphMemory(self.settings)
                     self.memory.start()
                     self.ready.set()
                     log.info("graphmem ready: schema applied, pipelines loaded")
@@ -183,7 +186,8 @@ class LocalBackend:
 
     def close(self) -> None:
         self._stopping.set()
-        self.memory.close()
+        if self.memory is not None:
+            self.memory.close()
 
     def _mem(self) -> Any:
         if not self.ready.wait(self.ready_timeout_s):
