@@ -247,8 +247,9 @@ def _headers(api_key: str | None) -> dict[str, str]:
 class GraphMemClient:
     """Synchronous client. Use as a context manager, or call `close()`.
 
-    `api_key` is sent as `Authorization: Bearer <key>` (it decides the tenant). `sleep` is what waits
-    between retries (tests record the waits instead of sleeping them).
+    `api_key` is sent as `Authorization: Bearer <key>` (it decides the tenant). `http` is an httpx client
+    to use (and not close) instead of a new one, e.g. one shared by clients of several keys. `sleep` is
+    what waits between retries (tests record the waits instead of sleeping them).
     """
 
     def __init__(self, base_url: str = DEFAULT_BASE_URL, api_key: str | None = None, *, timeout: float = 60.0,
@@ -256,9 +257,9 @@ class GraphMemClient:
                  http: httpx.Client | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
         self.retry = RetryPolicy(max_retries, backoff, max_wait)
         self._own_http = http is None
-        self.http = http or httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout, headers=_headers(api_key))
-        if http is not None and api_key:
-            self.http.headers.update(_headers(api_key))
+        # A given `http` client may be shared by clients with different keys: the key goes with each request.
+        self.http = http or httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout)
+        self._headers = _headers(api_key)
         self._sleep = sleep
 
     def __enter__(self) -> GraphMemClient:
@@ -275,7 +276,8 @@ class GraphMemClient:
         attempt = 0
         while True:
             try:
-                response = self.http.request(call.endpoint.method, call.url, params=call.params, json=call.json)
+                response = self.http.request(call.endpoint.method, call.url, params=call.params, json=call.json,
+                                             headers=self._headers)
             except _CONNECT_ERRORS as exc:
                 if attempt >= self.retry.max_retries:
                     raise _transport_error(exc) from exc
@@ -325,7 +327,7 @@ class GraphMemClient:
     def ready(self) -> bool:
         """Neo4j reachable, schema applied, pipelines loaded. Asked once: a 503 here is an answer."""
         try:
-            return self.http.get(ENDPOINTS["ready"].path).status_code == 200
+            return self.http.get(ENDPOINTS["ready"].path, headers=self._headers).status_code == 200
         except httpx.HTTPError:
             return False
 
@@ -339,10 +341,8 @@ class AsyncGraphMemClient:
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self.retry = RetryPolicy(max_retries, backoff, max_wait)
         self._own_http = http is None
-        self.http = http or httpx.AsyncClient(base_url=base_url.rstrip("/"), timeout=timeout,
-                                              headers=_headers(api_key))
-        if http is not None and api_key:
-            self.http.headers.update(_headers(api_key))
+        self.http = http or httpx.AsyncClient(base_url=base_url.rstrip("/"), timeout=timeout)
+        self._headers = _headers(api_key)
         self._sleep = sleep
 
     async def __aenter__(self) -> AsyncGraphMemClient:
@@ -360,7 +360,7 @@ class AsyncGraphMemClient:
         while True:
             try:
                 response = await self.http.request(call.endpoint.method, call.url, params=call.params,
-                                                   json=call.json)
+                                                   json=call.json, headers=self._headers)
             except _CONNECT_ERRORS as exc:
                 if attempt >= self.retry.max_retries:
                     raise _transport_error(exc) from exc
@@ -407,6 +407,6 @@ class AsyncGraphMemClient:
 
     async def ready(self) -> bool:
         try:
-            return (await self.http.get(ENDPOINTS["ready"].path)).status_code == 200
+            return (await self.http.get(ENDPOINTS["ready"].path, headers=self._headers)).status_code == 200
         except httpx.HTTPError:
             return False

@@ -25,8 +25,9 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
+import httpx
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
@@ -38,6 +39,9 @@ from api.schemas import ContextRequest, IngestRequest
 from graphmem.client import ApiError, GraphMemClient, invalid_input
 from graphmem.errors import GraphmemError, StoreUnavailable
 from graphmem.settings import Settings
+
+if TYPE_CHECKING:
+    from graphmem.service import GraphMemory
 
 log = logging.getLogger("graphmem.mcp")
 
@@ -146,7 +150,7 @@ def _ingest_summary(result: Any) -> dict[str, Any]:
 class LocalBackend:
     """graphmem in this process (the default)."""
 
-    def __init__(self, settings: Settings, tenant: str, *, http: bool, memory: Any = None,
+    def __init__(self, settings: Settings, tenant: str, *, http: bool, memory: "GraphMemory | None" = None,
                  ready_timeout_s: float = 180.0) -> None:
         self.settings = settings
         self.tenant = tenant
@@ -189,8 +193,8 @@ class LocalBackend:
         if self.memory is not None:
             self.memory.close()
 
-    def _mem(self) -> Any:
-        if not self.ready.wait(self.ready_timeout_s):
+    def _mem(self) -> "GraphMemory":
+        if not self.ready.wait(self.ready_timeout_s) or self.memory is None:
             raise StoreUnavailable("graphmem is still starting (connecting to Neo4j, loading the spaCy "
                                    "pipelines); retry shortly")
         return self.memory
@@ -228,9 +232,8 @@ class ApiBackend:
         self.base_url = base_url
         self.api_key = api_key
         self.http = http
-        self.timeout = timeout
-        self._clients: dict[str | None, GraphMemClient] = {}
-        self._lock = threading.Lock()
+        # One connection pool for every caller; each call carries its caller's key.
+        self._pool = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout)
 
     def caller(self, headers: Mapping[str, str] | None) -> str | None:
         if not self.http:
@@ -242,14 +245,10 @@ class ApiBackend:
         return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
     def client(self, key: str | None) -> GraphMemClient:
-        with self._lock:
-            if key not in self._clients:
-                self._clients[key] = GraphMemClient(self.base_url, api_key=key, timeout=self.timeout)
-            return self._clients[key]
+        return GraphMemClient(self.base_url, api_key=key, http=self._pool)
 
     def close(self) -> None:
-        for c in self._clients.values():
-            c.close()
+        self._pool.close()
 
     def ingest(self, who: str | None, args: IngestArgs) -> dict[str, Any]:
         return _ingest_summary(self.client(who).ingest(args.user_id, args.session_id, args.turns))

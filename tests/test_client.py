@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import replace
 
+import httpx
 import pytest
 
 from api.schemas import ContextRequest
@@ -216,6 +217,14 @@ def test_keys_decide_the_tenant(api, api_tenants, catalog_loaded, user_id):
         with pytest.raises(ApiError) as other:
             b.context(user_id)  # key B's tenant has no such user
         assert (other.value.code, other.value.status) == ("USER_NOT_FOUND", 404)
+    # Two keys over one shared connection pool (as `graphmem mcp --http --api` does): each call its own key.
+    with httpx.Client(base_url=api.base_url, timeout=60) as pool:
+        a, b = (GraphMemClient(api_key=k, http=pool) for k in (api_tenants.key_a, api_tenants.key_b))
+        assert "Django框架" in a.context(user_id).core_topics
+        with pytest.raises(ApiError) as shared:
+            b.context(user_id)
+        assert shared.value.code == "USER_NOT_FOUND"
+        assert "Django框架" in a.context(user_id).core_topics
     with GraphMemClient(api.base_url, api_key="not-a-key") as stranger, pytest.raises(ApiError) as denied:
         stranger.context(user_id)
     assert (denied.value.code, denied.value.status) == ("INVALID_API_KEY", 403)
