@@ -66,6 +66,14 @@ class Settings(BaseSettings):
     default_tenant: str = "default"
     public_url: str = "http://127.0.0.1:8000"
 
+    # --- MCP server and clients (graphmem mcp, graphmem.client) ---------------------
+    # `graphmem mcp --api` default: a running API to talk to instead of graphmem in-process.
+    api_url: str | None = None
+    # The key `graphmem mcp --api` sends over stdio (over HTTP each caller sends its own).
+    api_key: str | None = None
+    mcp_host: str = "127.0.0.1"
+    mcp_port: int = 8001
+
     # --- input limits ----------------------------------------------------------
     max_id_length: int = 128
     max_text_chars: int = 20_000
