@@ -133,9 +133,11 @@ def test_create_react_agent_hooks(api, api_tenants, catalog_loaded, store, user_
             warnings.simplefilter("ignore")
             agent = create_react_agent(llm, tools=[], pre_model_hook=memory.pre_model_hook,
                                        post_model_hook=memory.post_model_hook)
-        out = agent.invoke({"messages": [HumanMessage("I want to learn Django框架")]},
+        out = agent.invoke({"messages": [HumanMessage("I want to learn Django")]},
                            {"configurable": {"user_id": user_id, "thread_id": "r1"}})
-    assert isinstance(recorder.prompts[0][0], SystemMessage) and "Django框架" in recorder.prompts[0][0].content
+    # An English-writing learner sees the catalog's English name (names follow the user's language).
+    block = recorder.prompts[0][0]
+    assert isinstance(block, SystemMessage) and "[Django]" in block.content and "Django框架" not in block.content
     assert [m.type for m in out["messages"]] == ["human", "ai"]
     assert sorted(r for _, r, _ in stored(store, api_tenants.tenant_a, user_id)) == ["assistant", "user"]
 
