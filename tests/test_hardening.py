@@ -424,3 +424,33 @@ def test_store_down_is_a_fast_503_and_readyz_has_retry_after(dead_store_api):
     # Once a call found the server gone, later calls make one attempt, without the driver's retries.
     assert mem.store.unreachable
     print(f"503 while Neo4j is gone: {', '.join(f'{e:.3f}' for e in elapsed)} s")
+
+
+def _raw_http(base_url: str, request: bytes) -> tuple[int, bytes, bytes]:
+    """Sends raw bytes (httpx refuses to send these requests); returns status, headers and body."""
+    import socket
+
+    host, port = base_url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(request)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split(b" ")[1]), head.lower(), body
+
+
+def test_requests_the_http_parser_refuses_are_answered_in_the_error_shape(api, api_tenants):
+    cases = {
+        "NUL in a header": b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\nConnection: close\r\n\r\n",
+        "URL over 64 KB": b"GET /v1/catalog?x=" + b"a" * 70_000 + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        "control byte in the request line": b"GET /v1/\x01 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    }
+    for what, request in cases.items():
+        status, head, body = _raw_http(api.base_url, request)
+        assert status == 400 and b"content-type: application/json" in head, (what, head, body)
+        assert json.loads(body)["error"]["code"] == "BAD_HTTP_REQUEST", what
+    # Below the parser's limit, the application's own bound answers (414 in the error shape).
+    status, head, body = _raw_http(api.base_url, b"GET /v1/catalog?x=" + b"a" * 30_000 +
+                                   b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert status == 414 and json.loads(body)["error"]["code"] == "URI_TOO_LONG"
