@@ -21,7 +21,6 @@ from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Res
 from neo4j import exceptions as neo4j_errors
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from graphmem.errors import GraphmemError, InvalidCatalog, StoreUnavailable
 from graphmem.models import ContextResult
