@@ -122,6 +122,9 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
         allow_headers=["cache-control", "pragma"],
     )
 
+    # Added before `observe`, so it runs inside it: refusals are counted and carry the worker header.
+    app.add_middleware(RequestLimits, max_body_bytes=settings.max_body_bytes, max_url_bytes=settings.max_url_bytes)
+
     worker_id = str(os.getpid())
 
     @app.middleware("http")
@@ -136,7 +139,6 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
         response.headers["X-Graphmem-Worker"] = worker_id
         return response
 
-    app.add_middleware(RequestLimits, max_body_bytes=settings.max_body_bytes, max_url_bytes=settings.max_url_bytes)
 
     # -- errors: one shape everywhere ---------------------------------------------------
 
