@@ -139,7 +139,6 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
         response.headers["X-Graphmem-Worker"] = worker_id
         return response
 
-
     # -- errors: one shape everywhere ---------------------------------------------------
 
     @app.exception_handler(GraphmemError)
