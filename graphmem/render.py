@@ -245,9 +245,12 @@ def render_block(
         full_text, full_kept = build(total)
         full_tokens = counter.count(full_text)
         if full_tokens > max_tokens:
-            raise BudgetTooSmall(full_tokens, f"max_tokens={max_tokens} is too small for a {fmt} block with the tag {tag_name!r}: "
-                               f"it needs at least {full_tokens} tokens (the frame"
-                               f"{' and the truncation marker' if total else ''})")
+            # The smallest block that fits: everything dropped (frame + marker), or nothing dropped when
+            # the marker costs more than the items it would replace.
+            minimum = min(tokens, full_tokens)
+            raise BudgetTooSmall(minimum, f"max_tokens={max_tokens} is too small for a {fmt} block with the tag "
+                                 f"{tag_name!r}: it needs at least {minimum} tokens (the frame"
+                                 f"{' and the truncation marker' if minimum == full_tokens and total else ''})")
         else:
             # Invariant: lo does not fit, hi fits.
             lo, hi = 0, total

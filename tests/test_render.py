@@ -202,6 +202,19 @@ def test_budget_below_frame_is_refused_naming_the_minimum() -> None:
     assert out.dropped == sum(len(v) for v in sel.sections.values())
 
 
+@pytest.mark.parametrize("fmt", ["xml", "markdown", "json"])
+def test_the_named_minimum_is_exact(fmt: str) -> None:
+    # The minimum is the smaller of "everything dropped" (frame + marker) and "nothing dropped": with one
+    # short item the marker costs more than the item it would replace.
+    for sel in (select(design_graph(), ["deploy"]), select(graph([node("c0", 10)], []), [])):
+        with pytest.raises(BudgetTooSmall) as exc:
+            render_block(sel, counter=COUNTER, fmt=fmt, max_tokens=0)
+        minimum = exc.value.minimum
+        assert render_block(sel, counter=COUNTER, fmt=fmt, max_tokens=minimum).tokens <= minimum
+        with pytest.raises(BudgetTooSmall):
+            render_block(sel, counter=COUNTER, fmt=fmt, max_tokens=minimum - 1)
+
+
 def test_markdown_and_json() -> None:
     sel = select(design_graph(), ["deploy"])
     md = render_block(sel, counter=COUNTER, fmt="markdown")
