@@ -117,7 +117,11 @@ QUERY_VALUE = st.one_of(st.text(max_size=30), st.integers(-5, 500).map(str), st.
 @st.composite
 def request(draw: st.DrawFn) -> dict[str, Any]:
     """One request: endpoint, raw path, query, body bytes, headers."""
-    uid = draw(raw_user_segment())
+    # Half of the requests are well-formed but for the id and the values, so that they reach the store.
+    well_formed = draw(st.booleans())
+    uid = draw(raw_user_segment()) if not well_formed else quote(draw(st.one_of(
+        st.sampled_from(ID_POOL), st.text(st.characters(categories=("L", "N", "M", "P", "S")), min_size=1,
+                                          max_size=8))), safe="")
     endpoint = draw(st.sampled_from(["post_turns", "get_context", "post_context", "get_graph", "get_explain",
                                      "post_compact", "delete_concept_path", "delete_concept_query", "delete_user",
                                      "put_catalog", "get_catalog", "healthz", "readyz"]))
@@ -132,8 +136,6 @@ def request(draw: st.DrawFn) -> dict[str, Any]:
     }[endpoint]
     query = draw(st.dictionaries(st.sampled_from(["focus", "scope", "max_tokens", "format", "evidence", "tag",
                                                   "concept", "name", "x"]), QUERY_VALUE, max_size=4))
-    # Half of the requests are well-formed but for the id and the values, so that they reach the store.
-    well_formed = draw(st.booleans())
     body_kind = "typed" if well_formed else draw(st.sampled_from(["typed", "json", "bytes", "none"]))
     typed = {"post_turns": TURNS_BODY, "post_context": CONTEXT_BODY, "put_catalog": CATALOG_BODY}.get(endpoint, ANY_JSON)
     if body_kind == "typed":
