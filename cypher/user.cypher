@@ -215,6 +215,14 @@ CALL (c) {
 }
 RETURN provenance, relations, interests;
 
+// name: user_summary_forget
+// "Forget X" also takes X out of the related_to_core_topics summary (its FOLDS link went with the
+// interest; its display name goes here) and recounts, in the same transaction as user_forget_concept.
+MATCH (s:Summary {tenant: $tenant, user_id: $user_id})
+SET s.items = [x IN coalesce(s.items, []) WHERE NOT x IN $names],
+    s.count = COUNT { (s)-[:FOLDS]->() }
+RETURN s.count AS count;
+
 // name: user_erase_turns
 // Right to be forgotten, step 1: the user's turns, sessions and everything hanging off them.
 OPTIONAL MATCH (t:Turn {tenant: $tenant, user_id: $user_id})

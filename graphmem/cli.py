@@ -58,6 +58,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from api.app import create_app
+    from api.http_protocol import JsonErrorHttpProtocol  # the parser's own 400s in the error shape
 
     settings = get_settings()
     LocalNeo4j(settings).start()
@@ -66,9 +67,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     if workers > 1:
         # Each worker process builds its own app from the same GRAPHMEM_* environment. Their caches are
         # per process and keyed by graph and catalog versions, so a write in one is seen by the others.
-        uvicorn.run("api.app:create_app", factory=True, host=host, port=port, workers=workers, log_level="info")
+        uvicorn.run("api.app:create_app", factory=True, host=host, port=port, workers=workers, log_level="info",
+                    http=JsonErrorHttpProtocol)
     else:
-        uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+        uvicorn.run(create_app(settings), host=host, port=port, log_level="info", http=JsonErrorHttpProtocol)
     return 0
 
 

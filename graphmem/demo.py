@@ -113,7 +113,9 @@ def run_demo(serve: bool = False, host: str | None = None, port: int | None = No
     LocalNeo4j(settings).start()
 
     app = create_app(settings)
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    from api.http_protocol import JsonErrorHttpProtocol
+
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", http=JsonErrorHttpProtocol))
     thread = threading.Thread(target=server.run, name="graphmem-api", daemon=True)
     thread.start()
     base = f"http://{host}:{port}"

@@ -181,6 +181,15 @@ def derive_turn_id(session_id: str, role: str, text: str, ts: datetime | None) -
 # ---------------------------------------------------------------------------
 
 
+def _no_dot_segments(name: str) -> str:
+    """A concept name may be a URL path (DELETE /v1/users/{id}/concepts/{name}): a name with a `.` or `..`
+    segment would be resolved away by clients (`../../victimB` reaches another user). Browsers treat `\\`
+    as `/`. Names with `/` otherwise stay legal ("CI/CD流程")."""
+    if any(part in (".", "..") for part in name.replace("\\", "/").split("/")):
+        raise ValueError(f"{name!r} has a '.' or '..' path segment; such names could address another resource")
+    return name
+
+
 class CatalogConcept(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -199,12 +208,12 @@ class CatalogConcept(BaseModel):
         cleaned = clean_name(value)
         if not cleaned:
             raise ValueError("concept name is empty after removing control characters")
-        return cleaned
+        return _no_dot_segments(cleaned)
 
     @field_validator("aliases")
     @classmethod
     def _clean_aliases(cls, value: list[str]) -> list[str]:
-        return [a for a in (clean_name(v) for v in value) if a]
+        return [_no_dot_segments(a) for a in (clean_name(v) for v in value) if a]
 
     @field_validator("type", mode="before")
     @classmethod

@@ -91,6 +91,16 @@ def _json_safe(text: str) -> str:
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
+class BudgetTooSmall(InvalidInput):
+    """max_tokens is below the smallest block this selection renders to; ``minimum`` is that size."""
+
+    code = "BUDGET_TOO_SMALL"
+
+    def __init__(self, minimum: int, message: str) -> None:
+        super().__init__(message)
+        self.minimum = minimum
+
+
 @dataclass(frozen=True)
 class RenderedBlock:
     block: str
@@ -208,10 +218,11 @@ def render_block(
     drop order with exact token counts of the rendered text (marker included),
     so the result never exceeds ``max_tokens``.
 
-    When even the empty frame with the truncation marker is larger than
-    ``max_tokens`` (for instance ``max_tokens=0``), that frame is returned
-    with ``over_budget=True`` — the smallest valid block, which says that
-    everything was dropped. ``max_tokens=None`` means no budget.
+    The budget counts everything returned: frame, tag, items and marker.
+    When even the smallest block (the frame, with the truncation marker if
+    anything was dropped) is larger than ``max_tokens``, InvalidInput
+    ``BUDGET_TOO_SMALL`` (422) names that minimum; no block over budget is
+    ever returned. ``max_tokens=None`` means no budget.
 
     The output depends only on the selection (whose order is already
     deterministic), so the same graph renders byte-identical blocks.
@@ -248,7 +259,12 @@ def render_block(
         full_text, full_kept = build(total)
         full_tokens = counter.count(full_text)
         if full_tokens > max_tokens:
-            n, text, kept, tokens, over = total, full_text, full_kept, full_tokens, True
+            # The smallest block that fits: everything dropped (frame + marker), or nothing dropped when
+            # the marker costs more than the items it would replace.
+            minimum = min(tokens, full_tokens)
+            raise BudgetTooSmall(minimum, f"max_tokens={max_tokens} is too small for a {fmt} block with the tag "
+                                 f"{tag_name!r}: it needs at least {minimum} tokens (the frame"
+                                 f"{' and the truncation marker' if minimum == full_tokens and total else ''})")
         else:
             # Invariant: lo does not fit, hi fits.
             lo, hi = 0, total

@@ -23,11 +23,12 @@ from typing import Any
 
 from .compaction import CompactionConfig, CompactionPlan, assign_tiers, compaction_due, plan_compaction
 from .context import ContextConfig, ContextSelection, parse_scope, resolve_tag, select_context
-from .errors import CriticalCompressionFailure, InvalidInput, NotFound
+from .errors import CriticalCompressionFailure, GraphmemError, InvalidInput, NotFound
 from .explain import explain_concept
 from .extraction.catalog_matcher import catalog_keys
 from .extraction.extractor import ConceptExtractor
 from .extraction.normalize import concept_key
+from .ids import check_id
 from .models import (
     Catalog,
     ContextResult,
@@ -66,14 +67,8 @@ class RankedUser:
 
 
 def _check_id(value: str, what: str, max_length: int) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInput(f"{what} must be a non-empty string", code=f"INVALID_{what.upper()}")
-    if len(value) > max_length:
-        raise InvalidInput(f"{what} is longer than {max_length} characters", code=f"INVALID_{what.upper()}")
-    if clean_text(value) != value or "\n" in value or "\t" in value:
-        raise InvalidInput(f"{what} contains control characters or invalid code points",
-                           code=f"INVALID_{what.upper()}")
-    return value
+    # The id policy (NFC, no invisible/bidi characters, no '/' in user ids) is graphmem/ids.py.
+    return check_id(value, what, max_length, path_segment=what == "user_id")
 
 
 class GraphMemory:
@@ -175,6 +170,7 @@ class GraphMemory:
         if len(turns) > self.settings.max_turns_per_call:
             raise InvalidInput(f"at most {self.settings.max_turns_per_call} turns per call", code="BATCH_TOO_LARGE")
         now = utc_now()
+        latest = now + timedelta(seconds=self.settings.max_clock_skew_s)
         prepared: list[tuple[str, str, str, datetime]] = []
         for i, t in enumerate(turns):
             text = clean_text(t.text)
@@ -187,12 +183,25 @@ class GraphMemory:
             ts = t.ts or (now + timedelta(microseconds=i))
             if ts.tzinfo is None:
                 ts = ts.replace(tzinfo=now.tzinfo)
+            if ts > latest:
+                # Recency counts from the user's latest turn: one far-future ts would age every later turn.
+                raise InvalidInput(f"turns[{i}].ts {ts.isoformat()} is in the future (more than "
+                                   f"{self.settings.max_clock_skew_s:g} s ahead of the server clock "
+                                   f"{now.isoformat(timespec='seconds')})", code="TS_IN_FUTURE")
             turn_id = t.turn_id if t.turn_id is not None else derive_turn_id(session_id, t.role, text, t.ts)
             _check_id(turn_id, "turn_id", self.settings.max_id_length)
             prepared.append((turn_id, t.role, text, ts))
+        given = [t.turn_id for t in turns if t.turn_id is not None]
+        repeated = sorted({i for i in given if given.count(i) > 1}) if len(set(given)) < len(given) else []
+        if repeated:
+            # Ids derived from content may repeat (the same text twice is one turn); a client's may not.
+            raise InvalidInput(f"the batch holds turn id(s) {', '.join(map(repr, repeated[:5]))} more than once",
+                               code="DUPLICATE_TURN_ID")
 
-        # Skip extraction for turns already stored (the store re-checks inside its transaction).
-        known = self.store.existing_turn_ids(user, [p[0] for p in prepared])
+        # Skip extraction for turns already stored (the store re-checks inside its transaction); a
+        # stored turn with this id but other text, role or session is a 409 (TURN_ID_CONFLICT).
+        known = self.store.existing_turn_ids(user, [p[0] for p in prepared],
+                                             {p[0]: (session_id, p[1], p[2]) for p in prepared})
         fresh = [p for p in prepared if p[0] not in known]
         extractor = self.extractor(tenant)
         extractor_version = self._extractors[tenant][0]
@@ -210,7 +219,16 @@ class GraphMemory:
         with self._user_lock(user):
             write = self.store.write_ingest(user, session_id, stored)
             if write.accepted:
-                self._rerank_after_write(user, write, extractor_version)
+                try:
+                    self._rerank_after_write(user, write, extractor_version)
+                except GraphmemError as exc:
+                    if exc.code != "USER_NOT_FOUND":
+                        raise
+                    # A DELETE of the user committed between this call's write and its re-rank: the
+                    # turns just written were erased with the user. Say so rather than a bare 404.
+                    raise GraphmemError(f"user {user_id!r} was erased while this call was being processed; "
+                                        "its turns were erased too (send them again to start afresh)",
+                                        code="USER_ERASED", status=409) from exc
         accepted = set(write.accepted)
         edits = [
             TurnEditLog(turn_id=p[0], session_id=session_id, role=p[1], duplicate=p[0] not in accepted,
@@ -575,7 +593,7 @@ class GraphMemory:
         with self._user_lock(user):
             ranked = self.ranked(user)
             key = self.resolve_concept(tenant, ranked.graph, concept)
-            removed = self.store.forget_concept(user, key)
+            removed = self.store.forget_concept(user, key, names=[ranked.graph.concepts[key].name])
             self._rerank_after_write(user)
         return {"concept": key, "removed": removed}
 

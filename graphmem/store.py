@@ -24,7 +24,7 @@ from neo4j import exceptions as neo4j_errors
 from pydantic import ValidationError
 
 from .cypher import CypherLibrary, load_library
-from .errors import InvalidInput, StoreUnavailable
+from .errors import InvalidInput, StoreUnavailable, TurnIdConflict
 from .gaps import catalog_dependency_map
 from .models import (
     REL_TYPE_FROM_NEO4J,
@@ -197,6 +197,10 @@ class Neo4jStore:
         # see _catalog_adjacency.
         self._catalog_edges: dict[str, tuple[int, dict[str, list[tuple[Any, ConceptEdge]]],
                                              dict[str, tuple[str, ...]]]] = {}
+        # Set when a call (or ping) found Neo4j unreachable, cleared by the next one that reaches it. While
+        # set, a call makes one attempt without the driver's retries (max_transaction_retry_time with
+        # back-off: 3-7 s per call before its 503), so clients get their 503 at once while Neo4j is gone.
+        self.unreachable = False
         self._driver = driver or GraphDatabase.driver(
             settings.neo4j_uri or f"bolt://127.0.0.1:{settings.neo4j_bolt_port}",
             auth=(settings.neo4j_user, settings.neo4j_password),
@@ -226,19 +230,31 @@ class Neo4jStore:
         keys = result.keys()
         return [dict(zip(keys, record)) for record in result]
 
+    def _execute(self, session: Any, work: Callable[[ManagedTransaction], Any], write: bool) -> Any:
+        if self.unreachable:
+            with session.begin_transaction() as tx:  # one attempt: the last call found Neo4j gone
+                result = work(tx)
+                tx.commit()
+        else:
+            result = (session.execute_write if write else session.execute_read)(work)
+        self.unreachable = False
+        return result
+
     def _read(self, work: Callable[[ManagedTransaction], Any]) -> Any:
         try:
             with self._driver.session(database=self.database) as session:
-                return session.execute_read(work)
+                return self._execute(session, work, write=False)
         except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, OSError) as exc:
+            self.unreachable = True
             raise StoreUnavailable(f"Neo4j is unreachable ({type(exc).__name__}); retry shortly.") from exc
 
     def _write(self, work: Callable[[ManagedTransaction], Any]) -> Any:
         for attempt in range(_DEADLOCK_ATTEMPTS):
             try:
                 with self._driver.session(database=self.database) as session:
-                    return session.execute_write(work)
+                    return self._execute(session, work, write=True)
             except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, OSError) as exc:
+                self.unreachable = True
                 raise StoreUnavailable(f"Neo4j is unreachable ({type(exc).__name__}); nothing was written, retry shortly.") from exc
             except (neo4j_errors.TransientError, neo4j_errors.ResultFailedError) as exc:
                 # Concurrent writers of one tenant deadlock on shared (dense) concept nodes; Neo4j
@@ -260,8 +276,10 @@ class Neo4jStore:
     def ping(self) -> bool:
         try:
             self._driver.verify_connectivity()
+            self.unreachable = False
             return True
         except Exception:  # noqa: BLE001 - any failure means "not reachable"
+            self.unreachable = True
             return False
 
     # -- schema ------------------------------------------------------------------
@@ -297,8 +315,13 @@ class Neo4jStore:
 
     # -- ingest ----------------------------------------------------------------
 
-    def existing_turn_ids(self, user: UserRef, turn_ids: Sequence[str]) -> set[str]:
+    def existing_turn_ids(self, user: UserRef, turn_ids: Sequence[str],
+                          expected: dict[str, tuple[str, str, str]] | None = None) -> set[str]:
+        """The ids already stored; with ``expected`` ({id: (session, role, text)}), a stored turn that
+        differs raises TurnIdConflict."""
         rows = self._read(lambda tx: self._run(tx, "ingest_existing_turns", **user.params(turn_ids=list(turn_ids))))
+        if expected is not None:
+            _check_conflicts(rows, expected)
         return {r["turn_id"] for r in rows}
 
     def prior_turn(self, user: UserRef, session_id: str, before: datetime) -> PriorTurn | None:
@@ -333,7 +356,10 @@ class Neo4jStore:
             self._run(tx, "tenant_write_lock", **user.params())
             version = self._run(tx, "ingest_lock_user", **user.params())[0]["version"]
             ids = [t.turn_id for t in turns]
-            existing = {r["turn_id"] for r in self._run(tx, "ingest_existing_turns", **user.params(turn_ids=ids))}
+            rows = self._run(tx, "ingest_existing_turns", **user.params(turn_ids=ids))
+            # Re-checked here, under the lock: a concurrent call may have stored one of these ids meanwhile.
+            _check_conflicts(rows, {t.turn_id: (session_id, t.role, t.text) for t in turns})
+            existing = {r["turn_id"] for r in rows}
             seen: set[str] = set()
             new_turns: list[StoredTurn] = []
             duplicates: list[str] = []
@@ -592,12 +618,15 @@ class Neo4jStore:
 
     # -- forgetting ------------------------------------------------------------------
 
-    def forget_concept(self, user: UserRef, key: str) -> dict[str, int]:
+    def forget_concept(self, user: UserRef, key: str, names: Sequence[str] = ()) -> dict[str, int]:
+        """Removes the user's data about one concept, and the concept from the compaction summary
+        (``names``: how the summary lists it)."""
         def work(tx: ManagedTransaction) -> dict[str, int]:
             self._run(tx, "tenant_write_lock", **user.params())
             if not self._run(tx, "user_bump_version", **user.params()):
                 return {"provenance": 0, "relations": 0, "interests": 0}
             rows = self._run(tx, "user_forget_concept", key=key, **user.params())
+            self._run(tx, "user_summary_forget", names=sorted({key, *names}), **user.params())
             self._run(tx, "concepts_delete_orphans", keys=[key], **user.params())
             return rows[0] if rows else {"provenance": 0, "relations": 0, "interests": 0}
 
@@ -644,6 +673,18 @@ class Neo4jStore:
 
     def catalog_concepts(self, tenant: str) -> list[dict[str, Any]]:
         return self.read_statement("catalog_concepts", tenant=tenant)
+
+
+def _check_conflicts(rows: Iterable[dict[str, Any]], expected: dict[str, tuple[str, str, str]]) -> None:
+    """Stored turns (ingest_existing_turns rows) whose session, role or text differ from what is sent."""
+    clashes = [r for r in rows if r["turn_id"] in expected
+               and (r["session_id"], r["role"], r["text"]) != expected[r["turn_id"]]]
+    if clashes:
+        shown = "; ".join(f"{r['turn_id']!r} (stored in session {r['session_id']!r} as role {r['role']!r})"
+                          for r in clashes[:5])
+        raise TurnIdConflict(f"turn id(s) already stored for this user with other text, role or session: {shown}. "
+                             "Turn ids are unique per user: send a new id, or the identical turn to retry. "
+                             "Nothing of this call was stored.")
 
 
 _LUCENE_SPECIAL = set('+-&|!(){}[]^"~*?:\\/')

@@ -7,6 +7,8 @@ import json
 import re
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,7 +16,7 @@ from graphmem.compaction import CompactionConfig, plan_compaction
 from graphmem.context import ContextConfig, select_context
 from graphmem.models import ConceptEdge, ConceptNode, RelationType, Stance, UserGraph
 from graphmem.ranking import RankingConfig, rank
-from graphmem.render import clean_display, render_block
+from graphmem.render import BudgetTooSmall, clean_display, render_block
 from graphmem.tokens import TokenCounter
 from tests.pure_graphs import NOW
 
@@ -63,8 +65,17 @@ def _render(g: UserGraph, scope: str, fmt: str, budget: int | None, evidence: bo
     tiers = plan_compaction(g, r, CompactionConfig()).tiers
     focus = sorted(g.concepts)[:1]
     sel = select_context(g, r, tiers, focus, scope, ContextConfig())
+    try:
+        render_block(sel, fmt=fmt, max_tokens=0, counter=COUNTER, evidence=evidence)
+        frame = 0
+    except BudgetTooSmall as exc:
+        frame = exc.minimum
+    if budget is not None and budget < frame:
+        # Below the smallest block: refused, never rendered over budget (checked at the frame size below).
+        with pytest.raises(BudgetTooSmall):
+            render_block(sel, fmt=fmt, max_tokens=budget, counter=COUNTER, evidence=evidence)
+        budget = frame
     out = render_block(sel, fmt=fmt, max_tokens=budget, counter=COUNTER, evidence=evidence)
-    frame = render_block(sel, fmt=fmt, max_tokens=0, counter=COUNTER, evidence=evidence).tokens
     return sel, out, frame
 
 
