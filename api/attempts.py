@@ -8,11 +8,12 @@ authentication, tenants and the error shape are the same as everywhere else.
 # (the app's dependencies), which must be evaluated when the functions are defined.
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Path, Query
+from fastapi import APIRouter, Body, Depends, Path, Query
 from starlette.concurrency import run_in_threadpool
 
 from graphmem.learner import AttemptsRequest, KTFitRequest
 
+from .limits import require_json
 from .schemas import ErrorResponse
 
 
@@ -24,6 +25,7 @@ def build_router(tenant_dep: Any, memory_dep: Any, errors: dict[Any, dict[str, A
     conflict = {**errors, 409: {"model": ErrorResponse, "description": "ATTEMPT_ID_CONFLICT"}}
 
     @router.post("/v1/users/{user_id}/attempts", tags=["learner"], responses=conflict,
+                 dependencies=[Depends(require_json)],
                  summary="Record graded attempts (idempotent by attempt_id); returns predicted and mastery")
     def post_attempts(user_id: UserId, body: AttemptsRequest, tenant: Tenant,  # type: ignore[valid-type]
                       mem: Memory) -> dict[str, Any]:  # type: ignore[valid-type]
@@ -38,7 +40,7 @@ def build_router(tenant_dep: Any, memory_dep: Any, errors: dict[Any, dict[str, A
                      concept: Annotated[str, Query(min_length=1, max_length=200)]) -> dict[str, Any]:
         return {"user_id": user_id, "concept": concept, "attempts": mem.learner.attempts(tenant, user_id, concept)}
 
-    @router.post("/v1/kt/fit", tags=["learner"], responses=errors,
+    @router.post("/v1/kt/fit", tags=["learner"], responses=errors, dependencies=[Depends(require_json)],
                  summary="Fit BKT parameters per concept from the tenant's attempts (pyBKT EM); stored, versioned")
     async def post_fit(tenant: Tenant, mem: Memory,  # type: ignore[valid-type]
                        body: Annotated[KTFitRequest | None, Body()] = None) -> dict[str, Any]:

@@ -68,3 +68,14 @@ def knows(node: ConceptNode) -> bool:
 
 def struggles(node: ConceptNode) -> bool:
     return evidence(node).state == "struggles"
+
+
+def knowledge_stance(node: ConceptNode) -> Stance | None:
+    """The node's stance as the block should mark it: ``confused`` when the user struggles by the
+    decisive evidence (low mastery included), no ``confused`` once newer mastery overruled it."""
+    state = evidence(node).state
+    if state == "struggles":
+        return Stance.confused
+    if node.stance is Stance.confused:
+        return None
+    return node.stance

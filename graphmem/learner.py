@@ -24,6 +24,7 @@ from .evidence import LEVELS, evidence
 from .errors import InvalidInput
 from .extraction.catalog_matcher import catalog_keys
 from .extraction.normalize import concept_key
+from .ids import check_id
 from .kt_fit import fit_concept
 from .models import Catalog, ConceptNode, Stance, UserGraph, clean_name, clean_text, utc_now
 
@@ -141,22 +142,23 @@ class Learner:
         if len(attempts) > self.settings.max_attempts_per_call:
             raise InvalidInput(f"at most {self.settings.max_attempts_per_call} attempts per call",
                                code="BATCH_TOO_LARGE")
-        latest = utc_now() + timedelta(seconds=self.settings.attempt_clock_skew_s)
+        latest = utc_now() + timedelta(seconds=self.settings.max_clock_skew_s)
         # One catalog read per request and one resolution per distinct concept text: a per-attempt
         # catalog-version round trip held ingest to ~500 attempts/s.
         catalog = self._catalog(tenant)
         resolved: dict[str, tuple[str, str]] = {}
         prepared: list[NewAttempt] = []
         for i, a in enumerate(attempts):
-            _check(a.attempt_id, "attempt_id")
+            # Ids follow the project's id policy (graphmem/ids.py); a concept is text, resolved below.
+            check_id(a.attempt_id, "attempt_id", self.settings.max_id_length)
             _check(a.concept, "concept")
             if a.item_id is not None:
-                _check(a.item_id, "item_id")
+                check_id(a.item_id, "item_id", self.settings.max_id_length)
             ts = as_utc(a.ts, f"attempts[{i}].ts")
             if ts > latest:
                 raise InvalidInput(f"attempts[{i}].ts {ts.isoformat()} is in the future (more than "
-                                   f"{self.settings.attempt_clock_skew_s:.0f} s ahead of the server clock)",
-                                   code="ATTEMPT_IN_FUTURE")
+                                   f"{self.settings.max_clock_skew_s:.0f} s ahead of the server clock)",
+                                   code="TS_IN_FUTURE")
             if a.concept not in resolved:
                 resolved[a.concept] = self.resolve(tenant, a.concept, catalog)
             key, name = resolved[a.concept]

@@ -242,3 +242,13 @@ def test_with_mastery_patches_known_nodes_and_asks_for_a_reload_otherwise():
     assert with_mastery(g, {"new": row}) is None  # its relations were never loaded
     # A stance whose time this graph does not hold: which evidence is newer is unknown here.
     assert with_mastery(ml_graph(node(stance=Stance.confused)), {"la": row}) is None
+
+
+def test_block_markers_follow_the_newer_evidence():
+    from graphmem.evidence import knowledge_stance
+
+    assert knowledge_stance(node(mastery=0.05, mastery_attempts=3, mastery_at=T0)) is Stance.confused
+    overruled = node(stance=Stance.confused, stance_at=T0, mastery=0.99, mastery_attempts=9,
+                     mastery_at=T0 + timedelta(hours=1))
+    assert knowledge_stance(overruled) is None
+    assert knowledge_stance(node(stance=Stance.dislikes)) is Stance.dislikes
