@@ -31,6 +31,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from api.schemas import ContextRequest, Format, IngestRequest, Scope
+from graphmem.learner import AttemptIn, AttemptsRequest, KTFitRequest
 from graphmem.models import Catalog, ContextResult, IngestResult, TurnIn
 
 __all__ = ["ApiError", "AsyncGraphMemClient", "Endpoint", "ENDPOINTS", "GraphMemClient", "TurnLike"]
@@ -73,17 +74,23 @@ class Endpoint:
 ENDPOINTS: dict[str, Endpoint] = {
     "ingest": Endpoint("POST", "/v1/users/{user_id}/turns", body=IngestRequest, response=IngestResult),
     "context": Endpoint("GET", "/v1/users/{user_id}/context",
-                        query=("focus", "scope", "max_tokens", "format", "evidence", "tag"), response=ContextResult),
+                        query=("focus", "scope", "max_tokens", "format", "evidence", "tag", "as_of"),
+                        response=ContextResult),
     "context_with_prompt": Endpoint("POST", "/v1/users/{user_id}/context", body=ContextRequest,
                                     response=ContextResult),
-    "graph": Endpoint("GET", "/v1/users/{user_id}/graph"),
-    "explain": Endpoint("GET", "/v1/users/{user_id}/explain", query=("concept",)),
+    "graph": Endpoint("GET", "/v1/users/{user_id}/graph", query=("as_of",)),
+    "explain": Endpoint("GET", "/v1/users/{user_id}/explain", query=("concept", "as_of")),
     "compact": Endpoint("POST", "/v1/users/{user_id}/compact"),
     "forget": Endpoint("DELETE", "/v1/users/{user_id}/concepts/{concept}"),
     "erase": Endpoint("DELETE", "/v1/users/{user_id}"),
     "catalog": Endpoint("GET", "/v1/catalog"),
     "put_catalog": Endpoint("PUT", "/v1/catalog", body=Catalog),
     "ready": Endpoint("GET", "/readyz"),
+    # The learner model (api/attempts.py).
+    "record_attempts": Endpoint("POST", "/v1/users/{user_id}/attempts", body=AttemptsRequest),
+    "attempts": Endpoint("GET", "/v1/users/{user_id}/attempts", query=("concept",)),
+    "kt_fit": Endpoint("POST", "/v1/kt/fit", body=KTFitRequest),
+    "kt_params": Endpoint("GET", "/v1/kt/params"),
 }
 
 
@@ -140,9 +147,9 @@ def build_ingest(user_id: str, session_id: str, turns: Sequence[TurnLike] | Turn
 
 
 def build_context(user_id: str, *, focus: str | None, scope: Scope, max_tokens: int | None, format: Format,
-                  evidence: bool, tag: str | None, prompt: str | None) -> _Call:
+                  evidence: bool, tag: str | None, prompt: str | None, as_of: datetime | str | None = None) -> _Call:
     req = _validated(ContextRequest, {"focus": focus, "scope": scope, "max_tokens": max_tokens, "format": format,
-                                      "evidence": evidence, "tag": tag, "prompt": prompt})
+                                      "evidence": evidence, "tag": tag, "prompt": prompt, "as_of": as_of})
     if prompt is not None:
         # Loop detection needs the prompt, which can be long: sent as a body, not a query string.
         ep = ENDPOINTS["context_with_prompt"]
@@ -158,6 +165,25 @@ def build(name: str, **values: str) -> _Call:
     ep = ENDPOINTS[name]
     params = {k: values.pop(k) for k in ep.query if k in values}
     return _Call(ep, _path(ep, **values), params=params or None)
+
+
+def _as_of(value: datetime | str | None) -> dict[str, str]:
+    """The ``as_of`` query parameter, only when given."""
+    if value is None:
+        return {}
+    return {"as_of": value.isoformat() if isinstance(value, datetime) else str(value)}
+
+
+def build_attempts(user_id: str, attempts: Sequence[AttemptIn | Mapping[str, Any]]) -> _Call:
+    ep = ENDPOINTS["record_attempts"]
+    body = _validated(AttemptsRequest, {"attempts": [a if isinstance(a, AttemptIn) else dict(a) for a in attempts]})
+    return _Call(ep, _path(ep, user_id=user_id), json=body.model_dump(mode="json", exclude_none=True))
+
+
+def build_kt_fit(options: Mapping[str, Any]) -> _Call:
+    ep = ENDPOINTS["kt_fit"]
+    body = _validated(KTFitRequest, dict(options))
+    return _Call(ep, ep.path, json=body.model_dump(mode="json", exclude_none=True))
 
 
 def build_put_catalog(catalog: Catalog | Mapping[str, Any]) -> _Call:
@@ -298,16 +324,32 @@ class GraphMemClient:
 
     def context(self, user_id: str, *, focus: str | None = None, scope: Scope = "learning",
                 max_tokens: int | None = None, format: Format = "xml", evidence: bool = False,
-                tag: str | None = None, prompt: str | None = None) -> ContextResult:
-        """The block for the next model call; with `prompt`, refused if the prompt already holds one."""
+                tag: str | None = None, prompt: str | None = None,
+                as_of: datetime | str | None = None) -> ContextResult:
+        """The block for the next model call; with `prompt`, refused if the prompt already holds one;
+        with `as_of`, as the user model stood then."""
         return self._send(build_context(user_id, focus=focus, scope=scope, max_tokens=max_tokens, format=format,
-                                        evidence=evidence, tag=tag, prompt=prompt))
+                                        evidence=evidence, tag=tag, prompt=prompt, as_of=as_of))
 
-    def graph(self, user_id: str) -> dict[str, Any]:
-        return self._send(build("graph", user_id=user_id))
+    def graph(self, user_id: str, as_of: datetime | str | None = None) -> dict[str, Any]:
+        return self._send(build("graph", user_id=user_id, **_as_of(as_of)))
 
-    def explain(self, user_id: str, concept: str) -> dict[str, Any]:
-        return self._send(build("explain", user_id=user_id, concept=concept))
+    def explain(self, user_id: str, concept: str, as_of: datetime | str | None = None) -> dict[str, Any]:
+        return self._send(build("explain", user_id=user_id, concept=concept, **_as_of(as_of)))
+
+    def record_attempts(self, user_id: str, attempts: Sequence[AttemptIn | Mapping[str, Any]]) -> dict[str, Any]:
+        """Graded attempts (idempotent by attempt_id); per attempt `predicted` (before) and `mastery` (after)."""
+        return self._send(build_attempts(user_id, attempts))
+
+    def attempts(self, user_id: str, concept: str) -> dict[str, Any]:
+        return self._send(build("attempts", user_id=user_id, concept=concept))
+
+    def kt_fit(self, **options: Any) -> dict[str, Any]:
+        """Fits BKT per concept from the tenant's attempts (options: concepts, forgets, num_fits, min_attempts, seed)."""
+        return self._send(build_kt_fit(options))
+
+    def kt_params(self) -> dict[str, Any]:
+        return self._send(build("kt_params"))
 
     def compact(self, user_id: str) -> dict[str, Any]:
         return self._send(build("compact", user_id=user_id))
@@ -380,15 +422,28 @@ class AsyncGraphMemClient:
 
     async def context(self, user_id: str, *, focus: str | None = None, scope: Scope = "learning",
                       max_tokens: int | None = None, format: Format = "xml", evidence: bool = False,
-                      tag: str | None = None, prompt: str | None = None) -> ContextResult:
+                      tag: str | None = None, prompt: str | None = None,
+                      as_of: datetime | str | None = None) -> ContextResult:
         return await self._send(build_context(user_id, focus=focus, scope=scope, max_tokens=max_tokens,
-                                              format=format, evidence=evidence, tag=tag, prompt=prompt))
+                                              format=format, evidence=evidence, tag=tag, prompt=prompt, as_of=as_of))
 
-    async def graph(self, user_id: str) -> dict[str, Any]:
-        return await self._send(build("graph", user_id=user_id))
+    async def graph(self, user_id: str, as_of: datetime | str | None = None) -> dict[str, Any]:
+        return await self._send(build("graph", user_id=user_id, **_as_of(as_of)))
 
-    async def explain(self, user_id: str, concept: str) -> dict[str, Any]:
-        return await self._send(build("explain", user_id=user_id, concept=concept))
+    async def explain(self, user_id: str, concept: str, as_of: datetime | str | None = None) -> dict[str, Any]:
+        return await self._send(build("explain", user_id=user_id, concept=concept, **_as_of(as_of)))
+
+    async def record_attempts(self, user_id: str, attempts: Sequence[AttemptIn | Mapping[str, Any]]) -> dict[str, Any]:
+        return await self._send(build_attempts(user_id, attempts))
+
+    async def attempts(self, user_id: str, concept: str) -> dict[str, Any]:
+        return await self._send(build("attempts", user_id=user_id, concept=concept))
+
+    async def kt_fit(self, **options: Any) -> dict[str, Any]:
+        return await self._send(build_kt_fit(options))
+
+    async def kt_params(self) -> dict[str, Any]:
+        return await self._send(build("kt_params"))
 
     async def compact(self, user_id: str) -> dict[str, Any]:
         return await self._send(build("compact", user_id=user_id))

@@ -337,3 +337,20 @@ def test_odd_zone_offsets_are_normalised_and_impossible_times_refused(a, user_id
         assert ok.status_code == 200, ok.text
         bad = a.get(f"/v1/users/{user_id}/{path}", params={**params, "as_of": "0001-01-01T00:00:00+05:00"})
         assert_error(bad, 422, "INVALID_TIMESTAMP")
+
+
+def test_the_python_client_records_attempts_and_asks_as_of(a, api, api_tenants, user_id):
+    from graphmem.client import ApiError, GraphMemClient
+
+    with GraphMemClient(api.base_url, api_key=api_tenants.key_a) as mem:
+        out = mem.record_attempts(user_id, attempts("c", "linear algebra", [False] * 4)["attempts"])
+        assert out["accepted"] == ["c0", "c1", "c2", "c3"]
+        mem.record_attempts(user_id, attempts("d", "linear algebra", [True] * 8, start=T0 + timedelta(hours=1))["attempts"])
+        assert "线性代数" not in mem.context(user_id, focus=FOCUS).knowledge_gaps
+        assert "线性代数" in mem.context(user_id, focus=FOCUS, as_of=T0 + timedelta(minutes=30)).knowledge_gaps
+        assert mem.explain(user_id, "线性代数", as_of=T0 + timedelta(minutes=30))["knowledge"]["state"] == "struggles"
+        assert len(mem.attempts(user_id, "线性代数")["attempts"]) == 12
+        assert "defaults" in mem.kt_params()
+        with pytest.raises(ApiError) as exc:  # refused before sending, with the server's code
+            mem.record_attempts(user_id, [{"attempt_id": "x", "concept": "c", "correct": "yes", "ts": T0.isoformat()}])
+        assert exc.value.code == "INVALID_INPUT" and exc.value.status == 422
