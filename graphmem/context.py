@@ -8,7 +8,7 @@ budgeting happen in :mod:`graphmem.render`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, TypeVar
@@ -143,11 +143,13 @@ class _Pools:
     disliked: tuple[str, ...]
 
 
-def _pools(graph: UserGraph, ranking: Ranking, tiers: Mapping[str, Tier], sc: Scope, config: ContextConfig) -> _Pools:
+def _pools(graph: UserGraph, ranking: Ranking, tiers: Mapping[str, Tier], sc: Scope, config: ContextConfig,
+           demoted: frozenset[str] = frozenset()) -> _Pools:
     concepts = graph.concepts
 
     def tier_of(k: str) -> Tier | None:
-        return tiers.get(k, concepts[k].tier)
+        # Not specific to this user (graphmem/specificity.py): out of core, fill and related.
+        return None if k in demoted else tiers.get(k, concepts[k].tier)
 
     core = sort_keys((k for k in concepts if tier_of(k) is Tier.core), graph, ranking)
     below: set[str] = set()
@@ -159,7 +161,7 @@ def _pools(graph: UserGraph, ranking: Ranking, tiers: Mapping[str, Tier], sc: Sc
         taken = set(core)
         fill = top_keys(
             (k for k, n in concepts.items()
-             if k not in taken and n.stance is not Stance.dislikes and ranking.initial(k) > 0),
+             if k not in taken and k not in demoted and n.stance is not Stance.dislikes and ranking.initial(k) > 0),
             graph, ranking, config.core_size - len(core),
         )
         below = set(fill)
@@ -183,6 +185,7 @@ def select_context(
     focus_keys: Sequence[str],
     scope: Scope | str,
     config: ContextConfig,
+    demoted: Collection[str] = (),
 ) -> ContextSelection:
     """Pick and order the concepts of a block.
 
@@ -197,6 +200,9 @@ def select_context(
     * ``current_topic`` (learning): the focus keys, in the given order;
     * ``avoid`` (recommendation): disliked concepts, heaviest first.
 
+    ``demoted``: keys that are not specific to this user (graphmem/specificity.py); they stay
+    out of core (and its fill) and related, and still count in ranking and gaps.
+
     Order ties are broken by (name, key), so the same input always gives the
     same selection. Focus keys that are not in the graph are ignored (the
     caller resolves focus text to keys).
@@ -207,8 +213,9 @@ def select_context(
     concepts = graph.concepts
     # Everything but gaps and the current topic is the same for every focus: ordered once per
     # ranked graph (a 10,000-concept user otherwise re-sorts its related concepts per request).
-    pools = ranking.derived(("context_pools", sc, config.core_size), lambda: _pools(graph, ranking, tiers, sc, config),
-                            of=(graph, tiers))
+    out = frozenset(demoted)
+    pools = ranking.derived(("context_pools", sc, config.core_size, out),
+                            lambda: _pools(graph, ranking, tiers, sc, config, out), of=(graph, tiers))
 
     def item(k: str, reason: str) -> ContextItem:
         node = concepts[k]

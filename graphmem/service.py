@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from .compaction import CompactionConfig, CompactionPlan, assign_tiers, compaction_due, plan_compaction
+from .doc_frequency import DocumentFrequency
 from .context import ContextConfig, ContextSelection, parse_scope, resolve_tag, select_context
 from .errors import CriticalCompressionFailure, InvalidInput, NotFound
 from .explain import explain_concept
@@ -45,6 +46,7 @@ from .models import (
 from .ranking import Ranking, RankingConfig, rank
 from .render import RenderedBlock, check_loop, render_block
 from .settings import Settings, get_settings
+from .specificity import SpecificityConfig, demoted
 from .store import CatalogRows, CompactionRecord, IngestWrite, Neo4jStore, StoredTurn, UserRef, WeightRow
 from .tokens import TokenCounter
 
@@ -84,6 +86,9 @@ class GraphMemory:
         self.ranking_config = RankingConfig.from_settings(self.settings)
         self.compaction_config = CompactionConfig.from_settings(self.settings)
         self.context_config = ContextConfig.from_settings(self.settings)
+        self.specificity_config = SpecificityConfig.from_settings(self.settings)
+        self.doc_frequency = DocumentFrequency(self.store, self.settings.specificity_df_ttl_s,
+                                               self.settings.specificity_df_min_users)
         self.counter = TokenCounter(self.settings.token_encoding)
         self._extractors: dict[str, tuple[int, ConceptExtractor]] = {}
         self._ranked: OrderedDict[tuple[str, str], RankedUser] = OrderedDict()
@@ -373,14 +378,15 @@ class GraphMemory:
                                            key=lambda e: (e.source, e.target, e.type.value, e.scope))),
                               graph.now, graph.history_tokens, graph.turn_count)
             tiers = {**{k: Tier.compacted for k in extended.concepts}, **tiers}
+        not_specific = self._not_specific(tenant, graph, ranking, tiers)
         block_key = (user.tenant, user.user_id, ranked.version, ranked.catalog_version, tuple(keys), sc, fmt,
-                     budget, evidence, tag_name)
+                     budget, evidence, tag_name, frozenset(not_specific))
         if not missing:
             with self._guard:
                 hit = self._blocks.get(block_key)
             if hit is not None:
                 return hit.model_copy(deep=True)
-        selection = select_context(graph, ranking, tiers, keys, sc, self.context_config)
+        selection = select_context(graph, ranking, tiers, keys, sc, self.context_config, not_specific)
         rendered = render_block(selection, fmt=fmt, scope=sc, tag=tag_name, max_tokens=budget,
                                 counter=self.counter, evidence=evidence)
         result = self._result(selection, rendered, evidence)
@@ -390,6 +396,24 @@ class GraphMemory:
                 while len(self._blocks) > 1024:
                     self._blocks.popitem(last=False)
         return result.model_copy(deep=True)
+
+    def _not_specific(self, tenant: str, graph: UserGraph, ranking: Ranking, tiers: dict[str, Tier]) -> dict[str, str]:
+        """Concepts of the user's heaviest candidates that are not specific to the user (specificity.py):
+        the language and list checks once per ranked graph, the tenant's document frequency per request
+        (cached counts)."""
+        cfg, limit = self.specificity_config, self.settings.specificity_df_candidates
+        categories = self.extractor(tenant).categories
+
+        def judged() -> tuple[tuple[str, ...], dict[str, str]]:
+            cands = sorted(graph.concepts, key=lambda k: (-ranking.weight(k), k))[:limit]
+            return tuple(cands), demoted(graph.concepts, cands, cfg, categories)
+
+        cands, out = ranking.derived(("specificity", limit, categories), judged, of=graph)
+        rest = [k for k in cands if k not in out]
+        users, df = self.doc_frequency.counts(tenant, rest) if rest else (0, {})
+        if df:
+            out = {**out, **demoted(graph.concepts, rest, cfg, categories, df, users, self.settings.specificity_df_catalog)}
+        return out
 
     @staticmethod
     def _result(selection: ContextSelection, rendered: RenderedBlock, evidence: bool) -> ContextResult:

@@ -26,9 +26,11 @@ from dataclasses import dataclass
 from spacy.lang.en.stop_words import STOP_WORDS
 from spacy.tokens import Doc
 
+from graphmem.extraction.lexical import fragment_reason, meta_reason
 from graphmem.extraction.normalize import concept_key, is_cjk
 from graphmem.extraction.zh_frames import dotted_names, frame_names
 from graphmem.models import ExtractorName
+from graphmem.wordlists import words
 
 # Entity labels kept as concepts. PRODUCT / ORG / WORK_OF_ART / LANGUAGE / EVENT / LAW
 # name things a learner studies, uses or recommends (Django, Coursera, "Deep Learning",
@@ -45,55 +47,14 @@ CONF_CHUNK = 0.5
 CONF_COMMON_NOUN_ZH = 0.4
 CONF_NAME = 0.7  # Chinese names found by a cue, a surname or recurrence across the batch
 
-# Words that never name a concept on their own: chat filler, greetings, generic
-# nouns of conversation and of school exercises. Compared against concept keys.
-GENERIC_EN = frozenset(
-    """
-    thing things stuff something anything everything nothing someone anyone everyone nobody
-    question questions problem problems answer answers way ways lot lots bit kind sort type
-    one ones time times day days week weeks month year years today tomorrow yesterday moment
-    minute minutes hour hours second seconds morning night tonight weekend
-    idea example examples fact case reason result point part side end start beginning
-    place people person guy guys man woman kid kids friend friends teacher student students tutor
-    help sense work job step steps try attempt chance hint hints tip tips clue
-    course courses classes lessons
-    number numbers word words sentence page line letter name names thing lesson class homework
-    session chat message text question quiz test exam score grade mark point points
-    ok okay k kk yes yeah yep yup no nope nah sure fine good great cool nice awesome right wrong
-    idk dunno lol lmao haha hmm hm um umm uh uhh oh ah wow hi hello hey bye goodbye thanks thank
-    thx ty please pls sorry soory sry welcome np alright done correct incorrect true false
-    student tutor mr mrs ms sir madam miss dear everybody lot bunch couple half rest
-    stuff matter issue issues deal hand mind life world home school today week
-    prerequisite prerequisites prereq prereqs foundation foundations basis groundwork requirement
-    requirements dependency dependencies component components subfield branch chapter section
-    subject concept concepts field topic topics building block blocks
-    effort approach look piece pieces whiteboard screen understanding trying
-    """.split()
-)
+# Words that never name a concept on their own: chat filler, greetings, generic nouns of
+# conversation and of school exercises (data file). Compared against concept keys.
+GENERIC_EN = words("generic_en.txt")
 # Leading words dropped from a noun chunk: they carry no concept ("my first Python project").
-_LEADING_FILLER = frozenset(
-    """good new old other same whole first next last final current big little few many much some
-    any every each all own certain particular different various main basic simple real actual
-    entire great nice bad best better more most less such several this that these those
-    how excellent just overall total final small light large tiny huge quick easy hard fun cool favorite
-    favourite popular proper specific general whole short long""".split()
-)
+_LEADING_FILLER = words("leading_filler_en.txt")
 
-GENERIC_ZH = frozenset(
-    """
-    东西 问题 时候 事情 感觉 朋友 大家 样子 地方 部分 方面 情况 时间 今天 明天 昨天 现在 以后 之前
-    谢谢 好的 知道 什么 怎么 为什么 这个 那个 一下 一些 有点 有些 方法 办法 意思 答案 题目 问题
-    人 人们 别人 自己 我们 你们 他们 她们 老师 同学 学生 东东 哈哈 嗯嗯 好吧 好啊 对吧 可以 不错
-    电影 歌曲 歌 音乐 作品 影片 专辑 景点 地址 门票 时长 上映 类型 导演 演员 主演 歌手 地点 城市
-    国家 时间段 口碑 评分 评价 成本 票房 年代 角色 故事 剧情 内容 名字 名称 消息 信息 方式 原因
-    结果 过程 经验 能力 水平 机会 印象 关系 心情 感情 生活 世界 社会 工作 公司 人物 风格
-    基础 前提 一部分 部分 组成部分 分支 章节 前置知识 先修课 知识 课程 概念 领域
-    明白 想学 学会 下一步 一步 步骤 代码 例子 练习 作业 难点 重点 入门 好难
-    小时 分钟 电话 岁数 年龄 客气 过奖 过瘾 名气 才华 实力 演技 成就 成绩 经典 个人 地区 年度 片子 首歌曲
-    单曲 成员 星座 职业 专业 外文 语言 艺人 经纪 游玩 参观 淡季 旺季 价格 票价 门票价格 收费 闭馆 开放时间
-    具体地址 多长时间 景区 毕业
-    """.split()
-)
+# The same for Chinese (data file): chat filler, generic nouns of talk about films, music, places, school.
+GENERIC_ZH = words("generic_zh.txt")
 # jieba dictionary tags kept as concept heads (nouns, names, places, organisations,
 # other proper nouns, Latin words). "vn" (verbal nouns: 管理, 学习) only inside compounds.
 _ZH_HEAD_TAGS = frozenset({"n", "nr", "nrfg", "nrt", "ns", "nt", "nz", "eng"})
@@ -201,7 +162,8 @@ def reject_reason(surface: str, key: str, max_len: int) -> str | None:
         return "too_short"
     if not latin_only and len(key) < 2:
         return "too_short"
-    return None
+    # Not a word (hs, x+a)(x+b, variable 'b, WelI) or a dialogue/meta word (recommendation, previous step).
+    return fragment_reason(surface) or meta_reason(key)
 
 
 # ---------------------------------------------------------------------------
