@@ -58,7 +58,12 @@ def is_common_name(name: str, threshold: float = COMMON_NAME_ZIPF, threshold_zh:
 
 def _evidence_cues() -> dict[str, tuple[int, frozenset[str], frozenset[str]]]:
     data = yaml_data("title_evidence.yaml")
-    return {lang: (int(v["window"]), frozenset(v["before"]), frozenset(v["after"])) for lang, v in data.items()}
+    return {lang: (int(data[lang]["window"]), frozenset(data[lang]["before"]), frozenset(data[lang]["after"]))
+            for lang in ("en", "zh")}
+
+
+def _kind_types() -> frozenset[str]:
+    return frozenset(yaml_data("title_evidence.yaml")["kind_types"])
 
 
 def _is_word_char(c: str) -> bool:
@@ -109,6 +114,7 @@ class CatalogMatcher:
     def __init__(self, catalog: Catalog, common_name_zipf: float = COMMON_NAME_ZIPF) -> None:
         self.common_name_zipf = common_name_zipf
         self._cues = _evidence_cues()
+        self._kinds = _kind_types()
         # Keys of names that are also everyday words: an open-vocabulary candidate with such a key
         # ("Hero" opening a sentence) must not be resolved to the catalog concept without evidence.
         self.common_keys: set[str] = set()
@@ -143,7 +149,9 @@ class CatalogMatcher:
             len(pattern) <= 2 or pattern in STOP_WORDS or pattern in _COMMON_WORD_NAMES
         ):
             exact = unicodedata.normalize("NFKC", surface.strip())
-        common = not getattr(self.concepts[concept], "unambiguous", False) and is_common_name(surface, self.common_name_zipf)
+        c = self.concepts[concept]
+        kind = str(getattr(c.type, "value", c.type)) in self._kinds
+        common = not kind and not getattr(c, "unambiguous", False) and is_common_name(surface, self.common_name_zipf)
         if common:
             self.common_keys.add(concept_key(surface))
         node = self._trie
@@ -205,6 +213,8 @@ class CatalogMatcher:
         before = text[max(0, start - 40) : start]
         after = text[end : end + 20]
         prev = before.rstrip()
+        if after[:1] in "'’" and after[1:2].isalpha():
+            return False  # a contraction: "It's", "It'll"
         if prev[-1:] in _QUOTES_OPEN or (after[:1] in _QUOTES_OPEN and after[:1] not in "《【"):
             return True  # quoted: "It", 《英雄》
         if any(is_cjk(ch) for ch in text[start:end]):
@@ -214,6 +224,9 @@ class CatalogMatcher:
         surface = text[start:end]
         if surface[:1].isupper() and prev and prev[-1] not in _SENTENCE_END:
             return True  # capitalised mid-sentence: "I loved Up"
-        prev_words = [w.strip(".,!?;:'\"").lower() for w in prev.split()[-window:]]
+        # A cue counts within the name's sentence only ("seen that movie. It looks good": no cue).
+        prev_words = [] if prev[-1:] in _SENTENCE_END else [w.strip(",;:'\"").lower() for w in prev.split()[-window:]]
+        prev_words = prev_words[next((k + 1 for k in range(len(prev_words) - 1, -1, -1)
+                                      if prev_words[k][-1:] in _SENTENCE_END), 0):]
         next_words = [w.strip(".,!?;:'\"").lower() for w in after.split()[:1]]
         return any(w in cues_before for w in prev_words) or any(w in cues_after for w in next_words)
