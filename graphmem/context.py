@@ -144,7 +144,7 @@ class _Pools:
 
 
 def _pools(graph: UserGraph, ranking: Ranking, tiers: Mapping[str, Tier], sc: Scope, config: ContextConfig,
-           demoted: frozenset[str] = frozenset()) -> _Pools:
+           demoted: frozenset[str] = frozenset(), passing: frozenset[str] = frozenset()) -> _Pools:
     concepts = graph.concepts
 
     def tier_of(k: str) -> Tier | None:
@@ -169,7 +169,8 @@ def _pools(graph: UserGraph, ranking: Ranking, tiers: Mapping[str, Tier], sc: Sc
     adjacency = ranking.neighbours()
     near = {nb for c in core for nb in adjacency.get(c, ())}
     related = [k for k in concepts
-               if tier_of(k) is Tier.related and concepts[k].stance is not Stance.dislikes and k not in below]
+               if tier_of(k) is Tier.related and concepts[k].stance is not Stance.dislikes and k not in below
+               and k not in passing]
     first = sort_keys((k for k in related if k in near), graph, ranking)
     rest = sort_keys((k for k in related if k not in near), graph, ranking)
     disliked = sort_keys((k for k, n in concepts.items() if n.stance is Stance.dislikes), graph, ranking)
@@ -186,6 +187,7 @@ def select_context(
     scope: Scope | str,
     config: ContextConfig,
     demoted: Collection[str] = (),
+    passing: Collection[str] = (),
 ) -> ContextSelection:
     """Pick and order the concepts of a block.
 
@@ -201,7 +203,8 @@ def select_context(
     * ``avoid`` (recommendation): disliked concepts, heaviest first.
 
     ``demoted``: keys that are not specific to this user (graphmem/specificity.py); they stay
-    out of core (and its fill) and related, and still count in ranking and gaps.
+    out of core (and its fill) and related, and still count in ranking and gaps. ``passing``:
+    keys that are specific only when central (a common word: core if heavy enough, never related).
 
     Order ties are broken by (name, key), so the same input always gives the
     same selection. Focus keys that are not in the graph are ignored (the
@@ -213,9 +216,9 @@ def select_context(
     concepts = graph.concepts
     # Everything but gaps and the current topic is the same for every focus: ordered once per
     # ranked graph (a 10,000-concept user otherwise re-sorts its related concepts per request).
-    out = frozenset(demoted)
-    pools = ranking.derived(("context_pools", sc, config.core_size, out),
-                            lambda: _pools(graph, ranking, tiers, sc, config, out), of=(graph, tiers))
+    out, side = frozenset(demoted), frozenset(passing)
+    pools = ranking.derived(("context_pools", sc, config.core_size, out, side),
+                            lambda: _pools(graph, ranking, tiers, sc, config, out, side), of=(graph, tiers))
 
     def item(k: str, reason: str) -> ContextItem:
         node = concepts[k]

@@ -46,7 +46,7 @@ from .models import (
 from .ranking import Ranking, RankingConfig, rank
 from .render import RenderedBlock, check_loop, render_block
 from .settings import Settings, get_settings
-from .specificity import SpecificityConfig, demoted
+from .specificity import CENTRAL_ONLY, SpecificityConfig, demoted
 from .store import CatalogRows, CompactionRecord, IngestWrite, Neo4jStore, StoredTurn, UserRef, WeightRow
 from .tokens import TokenCounter
 
@@ -379,14 +379,16 @@ class GraphMemory:
                               graph.now, graph.history_tokens, graph.turn_count)
             tiers = {**{k: Tier.compacted for k in extended.concepts}, **tiers}
         not_specific = self._not_specific(tenant, graph, ranking, tiers)
+        demoted_keys = frozenset(k for k, why in not_specific.items() if why not in CENTRAL_ONLY)
+        passing_keys = frozenset(k for k, why in not_specific.items() if why in CENTRAL_ONLY)
         block_key = (user.tenant, user.user_id, ranked.version, ranked.catalog_version, tuple(keys), sc, fmt,
-                     budget, evidence, tag_name, frozenset(not_specific))
+                     budget, evidence, tag_name, demoted_keys, passing_keys)
         if not missing:
             with self._guard:
                 hit = self._blocks.get(block_key)
             if hit is not None:
                 return hit.model_copy(deep=True)
-        selection = select_context(graph, ranking, tiers, keys, sc, self.context_config, not_specific)
+        selection = select_context(graph, ranking, tiers, keys, sc, self.context_config, demoted_keys, passing_keys)
         rendered = render_block(selection, fmt=fmt, scope=sc, tag=tag_name, max_tokens=budget,
                                 counter=self.counter, evidence=evidence)
         result = self._result(selection, rendered, evidence)

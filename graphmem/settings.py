@@ -103,7 +103,7 @@ class Settings(BaseSettings):
     specificity_df_catalog: bool = False
     # Single words at or above this wordfreq Zipf frequency are too common to be a topic unless
     # mentioned specificity_repeat_mentions times; phrase modifiers at or above modifier_zipf are common.
-    specificity_common_zipf: float = 5.0
+    specificity_common_zipf: float = 4.7
     specificity_common_zipf_zh: float = 5.5
     specificity_modifier_zipf: float = 4.0
     specificity_repeat_mentions: int = Field(default=3, ge=1)

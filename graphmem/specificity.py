@@ -10,7 +10,8 @@ judgements, each returning a machine-readable reason or None:
   `previous step`) from the data file ``graphmem/data/meta_words.txt``;
 * ``language_reason``: a very common word of the language (wordfreq Zipf >= ``common_zipf``:
   `process`, `return`, `feel`) that the conversation does not keep coming back to (fewer than
-  ``repeat_mentions`` mentions: `area` said ten times in a lesson on area stays); a word that heads
+  ``repeat_mentions`` mentions: `area` said ten times in a lesson on area stays; one only the
+  assistant said may still be a core topic, see CENTRAL_ONLY); a word that heads
   several of the tenant's catalog names (`framework` in "Django framework", "Flask framework";
   `movie` in "Scary Movie", "Bee Movie") is the tenant's kind of thing, not a topic; a phrase whose
   head is generic and whose modifiers are all common (`summer course`, `previous step`). Phrases
@@ -39,13 +40,20 @@ from graphmem.models import ConceptNode
 if TYPE_CHECKING:
     from graphmem.settings import Settings
 
-__all__ = ["SpecificityConfig", "category_words", "demoted", "df_reason", "fragment_reason", "language_reason",
+__all__ = ["CENTRAL_ONLY", "SpecificityConfig", "category_words", "demoted", "df_reason", "fragment_reason", "language_reason",
            "meta_reason", "node_reason"]
+
+
+# Reasons that keep a concept out of related but not out of core. A common word only the assistant
+# said ("value" and "area" from a tutor's place-value or area lesson) is core only when the user
+# named nothing heavier, i.e. when the conversation centres on it; the user's own common words said
+# in passing ("process", "return", "feel") are noise anywhere.
+CENTRAL_ONLY = frozenset({"common_word_of_assistant"})
 
 
 @dataclass(frozen=True)
 class SpecificityConfig:
-    common_zipf_en: float = 5.0  # "process" 5.26, "feel" 5.67; "python" 3.78, "fraction" 3.96
+    common_zipf_en: float = 4.7  # "process" 5.26, "feel" 5.67, "plenty" 4.72; "hero" 4.68, "python" 3.78
     common_zipf_zh: float = 5.5  # 过程 5.5, 喜欢 5.73; 故宫 3.82, 周杰伦 3.52
     modifier_zipf: float = 4.0  # a phrase's modifiers at or above this are common ("summer" 5.23)
     repeat_mentions: int = 3  # a common word mentioned this often is a topic of the conversation
@@ -96,8 +104,9 @@ def node_reason(node: ConceptNode, config: SpecificityConfig, categories: frozen
     if node.in_catalog:
         return None
     key = node.key
-    return (fragment_reason(node.name) or meta_reason(key)
-            or language_reason(key, node.user_mentions + node.assistant_mentions, config, categories))
+    reason = (fragment_reason(node.name) or meta_reason(key)
+              or language_reason(key, node.user_mentions + node.assistant_mentions, config, categories))
+    return "common_word_of_assistant" if reason == "common_word" and node.user_mentions == 0 else reason
 
 
 def df_reason(users_with: int, tenant_users: int, config: SpecificityConfig) -> str | None:

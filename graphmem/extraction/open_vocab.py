@@ -268,6 +268,12 @@ def english_candidates(doc: Doc) -> list[Candidate]:
                 span = _trim_tokens(part)
                 if span is None:
                     continue
+                # Trimming drops fillers: "your best shot" would become "shot"; judge the phrase whole.
+                lead = part.start
+                while lead < part.end and (doc[lead].pos_ in ("DET", "PRON") or doc[lead].tag_ in ("PRP$", "WP$")):
+                    lead += 1
+                if lead < part.end - 1 and meta_reason(concept_key(doc[lead : part.end].text)):
+                    continue
                 proper = any(t.pos_ == "PROPN" for t in part)
                 out.append(Candidate(span[0], span[1], ExtractorName.noun_chunk, CONF_PROPER if proper else CONF_CHUNK))
     out.extend(operation_candidates(doc))
