@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from spacy.lang.en.stop_words import STOP_WORDS
 from spacy.tokens import Doc
 
-from graphmem.extraction.lexical import fragment_reason, meta_reason
+from graphmem.extraction.lexical import fragment_reason, meta_reason, zipf
 from graphmem.extraction.normalize import concept_key, is_cjk
 from graphmem.extraction.zh_frames import dotted_names, frame_names
 from graphmem.models import ExtractorName
@@ -100,6 +100,15 @@ _NAME_SUFFIX = frozenset(
     """世界 公园 乐园 景区 风景区 博物馆 美术馆 艺术馆 纪念馆 艺术区 艺术中心 大峡谷 峡谷 公司 有限公司 影业 唱片
     庄园 山庄 度假村 动物园 植物园 游乐园 水族馆 寺 宫 府 园 村 镇 湖 山 岛 塔 桥 街 路 胡同 大学 学院""".split()
 )
+# Endings of place and institution names for the leftward longest match (suffix_names): the
+# _NAME_SUFFIX words plus endings jieba leaves as separate pieces (溶洞, 瀑, 嘉年华, 陈列馆).
+_PLACE_ENDINGS = tuple(sorted(_NAME_SUFFIX | frozenset(
+    """溶洞 洞 瀑 瀑布 陈列馆 展览馆 体验馆 书馆 古城 古寨 温泉 嘉年华 艺术空间 艺术中心 体验中心 电视塔 陵 楼 戏楼
+    采摘园 牡丹园 艺术区 欧洲区 海底世界 博览馆""".split()), key=len, reverse=True))
+# A piece never inside a place name: pronouns, prepositions, conjunctions, particles, interjections.
+_EXTEND_STOP_TAGS = frozenset({"r", "p", "c", "uj", "ul", "uz", "ug", "uv", "ud", "y", "e", "o"})
+_EXTEND_STOP_CHARS = frozenset("没不想要过了的是在我你他她它这那有就都也还很吗呢吧啊")
+
 # Tags of a left piece that may fuse with the noun after it when the pair recurs (超凡|蜘蛛侠, 荒蛮|故事).
 _MERGE_LEFT_TAGS = frozenset({"v", "a", "ag", "an", "ng", "nr", "nz", "n", "ns", "vn", "unk", "b", "l", "i", "j"})
 
@@ -475,6 +484,8 @@ def chinese_candidates(doc: Doc, tags: dict[str, str], lexicon: ZhLexicon | None
     longest = max((fe - fs for fs, fe in framed), default=0)
     for s, e in framed:
         out.append(Candidate(s, e, ExtractorName.pattern, CONF_NAME, "frame"))
+    for s, e in suffix_names(text, toks):
+        out.append(Candidate(s, e, ExtractorName.noun_chunk, CONF_PROPER, "suffix"))
     i = 0
     n = len(toks)
     while i < n:
@@ -566,6 +577,45 @@ def chinese_candidates(doc: Doc, tags: dict[str, str], lexicon: ZhLexicon | None
         return False
 
     return [c for c in out if c.label == "frame" or not reaches_past_a_frame(c)]
+
+
+def suffix_names(text: str, toks: list[Tok]) -> list[tuple[int, int]]:
+    """Place and institution names found by their ending and a leftward longest match.
+
+    jieba cuts names it does not know into pieces (上|上|国际|美术馆, 桃源|仙谷|自然|风景区,
+    云佛山|大|溶洞), and the noun-run rule stops at the first piece that is not a noun. Here a
+    known ending (美术馆, 风景区, 溶洞, 园) takes every piece before it, up to 10 characters, until a
+    particle, pronoun, preposition, punctuation, a common verb (wordfreq, 去过 参观) or a generic
+    word: "你去过上上国际美术馆吗" gives 上上国际美术馆.
+    """
+    out: list[tuple[int, int]] = []
+    n = len(toks)
+    starts = {t[0]: k for k, t in enumerate(toks)}
+    for k in range(n):
+        if not _cjk_word(toks[k][2]):
+            continue
+        end = toks[k][1]
+        ending = next((x for x in _PLACE_ENDINGS if text.endswith(x, 0, end)), None)
+        i = starts.get(end - len(ending)) if ending else None
+        if i is None:
+            continue
+        j, chars = i, 0
+        while j > 0:
+            pw, ptag, pws = toks[j - 1][2], toks[j - 1][3], toks[j - 1][4]
+            if pws or not (_cjk_word(pw) or pw.isascii() and pw.isalnum()) or ptag in _EXTEND_STOP_TAGS:
+                break
+            if pw in _LEAD_STOP or pw in GENERIC_ZH or pw in _ROLE_ZH or _EXTEND_STOP_CHARS.intersection(pw):
+                break
+            if ptag.startswith("v") and zipf(pw, "zh") >= 4.0:
+                break
+            if chars + len(pw) > 10:
+                break
+            chars += len(pw)
+            j -= 1
+        if j < i and chars >= 2 and not (k + 1 < n and toks[k][4] == "" and toks[k + 1][3] in _ZH_RUN_TAGS
+                                         and _cjk_word(toks[k + 1][2]) and toks[k + 1][2] not in GENERIC_ZH):
+            out.append((toks[j][0], end))
+    return out
 
 
 def _framed(text: str, toks: list[Tok]) -> list[tuple[int, int]]:
