@@ -23,7 +23,7 @@ from typing import Any
 
 from .compaction import CompactionConfig, CompactionPlan, assign_tiers, compaction_due, plan_compaction
 from .doc_frequency import DocumentFrequency
-from .context import ContextConfig, ContextSelection, parse_scope, resolve_tag, select_context
+from .context import ContextConfig, ContextSelection, Scope, parse_scope, resolve_tag, select_context
 from .errors import CriticalCompressionFailure, InvalidInput, NotFound
 from .explain import explain_concept
 from .extraction.catalog_matcher import catalog_keys
@@ -378,7 +378,7 @@ class GraphMemory:
                                            key=lambda e: (e.source, e.target, e.type.value, e.scope))),
                               graph.now, graph.history_tokens, graph.turn_count)
             tiers = {**{k: Tier.compacted for k in extended.concepts}, **tiers}
-        not_specific = self._not_specific(tenant, graph, ranking, tiers)
+        not_specific = self._not_specific(tenant, graph, ranking, tiers, own_words_only=sc is Scope.recommendation)
         demoted_keys = frozenset(k for k, why in not_specific.items() if why not in CENTRAL_ONLY)
         passing_keys = frozenset(k for k, why in not_specific.items() if why in CENTRAL_ONLY)
         block_key = (user.tenant, user.user_id, ranked.version, ranked.catalog_version, tuple(keys), sc, fmt,
@@ -399,7 +399,8 @@ class GraphMemory:
                     self._blocks.popitem(last=False)
         return result.model_copy(deep=True)
 
-    def _not_specific(self, tenant: str, graph: UserGraph, ranking: Ranking, tiers: dict[str, Tier]) -> dict[str, str]:
+    def _not_specific(self, tenant: str, graph: UserGraph, ranking: Ranking, tiers: dict[str, Tier],
+                      own_words_only: bool = False) -> dict[str, str]:
         """Concepts of the user's heaviest candidates that are not specific to the user (specificity.py):
         the language and list checks once per ranked graph, the tenant's document frequency per request
         (cached counts)."""
@@ -408,9 +409,9 @@ class GraphMemory:
 
         def judged() -> tuple[tuple[str, ...], dict[str, str]]:
             cands = sorted(graph.concepts, key=lambda k: (-ranking.weight(k), k))[:limit]
-            return tuple(cands), demoted(graph.concepts, cands, cfg, categories)
+            return tuple(cands), demoted(graph.concepts, cands, cfg, categories, own_words_only=own_words_only)
 
-        cands, out = ranking.derived(("specificity", limit, categories), judged, of=graph)
+        cands, out = ranking.derived(("specificity", limit, categories, own_words_only), judged, of=graph)
         rest = [k for k in cands if k not in out]
         users, df = self.doc_frequency.counts(tenant, rest) if rest else (0, {})
         if df:

@@ -118,12 +118,15 @@ def df_reason(users_with: int, tenant_users: int, config: SpecificityConfig) -> 
 
 def demoted(concepts: Mapping[str, ConceptNode], candidates: Iterable[str], config: SpecificityConfig,
             categories: frozenset[str] = frozenset(), df: Mapping[str, int] | None = None,
-            tenant_users: int = 0, df_catalog: bool = False) -> dict[str, str]:
+            tenant_users: int = 0, df_catalog: bool = False, own_words_only: bool = False) -> dict[str, str]:
     """key -> reason for the candidate concepts that stay out of core and related.
 
     ``df``: how many of the tenant's ``tenant_users`` users have each key (missing keys are not
     judged by share). Catalog concepts the user named themselves are judged by share only when
     ``df_catalog`` (a genre half the users like still says this user likes it).
+    ``own_words_only`` (recommendation blocks): an open-vocabulary concept only the assistant said
+    ("frat house", "toilet jokes" describing a film it suggests) is the assistant's, not a preference
+    of the user's; catalog concepts it suggested stay (what was recommended to this user).
     """
     out: dict[str, str] = {}
     for key in candidates:
@@ -131,6 +134,8 @@ def demoted(concepts: Mapping[str, ConceptNode], candidates: Iterable[str], conf
         if node is None:
             continue
         reason = node_reason(node, config, categories)
+        if reason is None and own_words_only and not node.in_catalog and node.user_mentions == 0:
+            reason = "assistant_words"
         if reason is None and df is not None and key in df and (
                 df_catalog or not node.in_catalog or node.user_mentions == 0):
             reason = df_reason(df[key], tenant_users, config)

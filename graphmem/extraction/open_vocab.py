@@ -45,6 +45,12 @@ CONF_BOOK_TITLE = 0.8
 CONF_PROPER = 0.6
 CONF_CHUNK = 0.5
 CONF_COMMON_NOUN_ZH = 0.4
+# A word jieba's dictionary tags as a common noun (n) and wordfreq finds at least this common is an
+# everyday noun of talk (观众 4.93, 阵容 4.02, 食堂 3.95), not a name: names are tagged nr/ns/nt/nz or
+# are out of the dictionary. Measured on KdConv dev (extraction only, gold present in the text):
+# precision of stored concepts 0.31/0.31/0.21 -> 0.34/0.34/0.24 (film/music/travel), recall of
+# present gold 0.896/0.890/0.922 -> 0.896/0.887/0.922 (at 3.5: 故宫 3.82 is lost).
+COMMON_NOUN_ZIPF_ZH = 4.0
 CONF_NAME = 0.7  # Chinese names found by a cue, a surname or recurrence across the batch
 
 # Words that never name a concept on their own: chat filler, greetings, generic nouns of
@@ -561,6 +567,9 @@ def chinese_candidates(doc: Doc, tags: dict[str, str], lexicon: ZhLexicon | None
                 i = k
                 continue
             conf = CONF_PROPER if tag in _ZH_PROPER_TAGS or tag == "unk" else CONF_COMMON_NOUN_ZH
+            if conf == CONF_COMMON_NOUN_ZH and zipf(word, "zh") >= COMMON_NOUN_ZIPF_ZH:
+                i += 1  # a dictionary common noun in everyday use (观众, 阵容, 礼堂): not a name
+                continue
             if len(word) >= 2:
                 out.append(Candidate(s, e, ExtractorName.noun_chunk, conf, tag))
         i += 1
