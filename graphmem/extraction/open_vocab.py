@@ -114,6 +114,8 @@ _NAME_SUFFIX = frozenset(
 _PLACE_ENDINGS = tuple(sorted(_NAME_SUFFIX | frozenset(
     """溶洞 洞 瀑 瀑布 陈列馆 展览馆 体验馆 书馆 古城 古寨 温泉 嘉年华 艺术空间 艺术中心 体验中心 电视塔 陵 楼 戏楼
     采摘园 牡丹园 艺术区 欧洲区 海底世界 博览馆""".split()), key=len, reverse=True))
+_ENDING_SET = frozenset(_PLACE_ENDINGS)
+_ENDING_LENGTHS = sorted({len(x) for x in _PLACE_ENDINGS}, reverse=True)  # longest ending first
 # A piece never inside a place name: pronouns, prepositions, conjunctions, particles, interjections.
 _EXTEND_STOP_TAGS = frozenset({"r", "p", "c", "uj", "ul", "uz", "ug", "uv", "ud", "y", "e", "o"})
 _EXTEND_STOP_CHARS = frozenset("没不想要过了的是在我你他她它这那有就都也还很吗呢吧啊")
@@ -612,7 +614,7 @@ def suffix_names(text: str, toks: list[Tok]) -> list[tuple[int, int]]:
         if not _cjk_word(toks[k][2]):
             continue
         end = toks[k][1]
-        ending = next((x for x in _PLACE_ENDINGS if text.endswith(x, 0, end)), None)
+        ending = next((text[end - n : end] for n in _ENDING_LENGTHS if text[end - n : end] in _ENDING_SET), None)
         i = starts.get(end - len(ending)) if ending else None
         if i is None:
             continue
