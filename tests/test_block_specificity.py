@@ -150,3 +150,13 @@ def test_redial_blocks_floors(shared_data: Path, store, monkeypatch) -> None:  #
     assert res["generic_item_share"] <= 0.06, res
     assert res["core_entity_share"] >= 0.65, res
     assert res["seeker_entity_recall"] >= 0.93, res
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Blair Witch is a good scary movie", []),  # the words, not the film
+    ("I love ghost movies like Paranormal Activity", ["Paranormal Activity"]),
+    ("I loved Scary Movie", ["Scary Movie"]),  # capitalised: the name
+    ("have you seen home alone", ["Home Alone"]),  # lower case after a viewing cue
+])
+def test_titles_of_common_words_in_lower_case_need_a_viewing_cue(text: str, expected: list[str]) -> None:
+    assert _matched(_catalog("Scary Movie", "Ghost", "Home Alone", "Paranormal Activity"), text) == expected

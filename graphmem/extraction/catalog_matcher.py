@@ -37,6 +37,8 @@ _COMMON_WORD_NAMES = frozenset(
 # often than English ones, hence the higher bar.
 COMMON_NAME_ZIPF = 4.5
 COMMON_NAME_ZIPF_ZH = 4.8
+# Every content word at least this common: the name in lower case needs evidence too.
+COMMON_LOWER_ZIPF = 4.0
 _SENTENCE_END = frozenset(".!?。！？\n:;…")
 _QUOTES_OPEN = frozenset("\"'“‘「『《【*")
 
@@ -54,6 +56,15 @@ def is_common_name(name: str, threshold: float = COMMON_NAME_ZIPF, threshold_zh:
     if all(is_cjk(ch) for ch in pattern) and len(pattern) <= 3:
         return zipf(pattern, "zh") >= threshold_zh
     return False
+
+
+def is_common_phrase_name(name: str, threshold: float = COMMON_LOWER_ZIPF) -> bool:
+    """A capitalised English name made only of common words ("Scary Movie", "Ghost", "Home Alone"):
+    written in lower case in a chat it is the words ("a good scary movie", "ghost movies")."""
+    if not name.isascii() or name == name.lower():
+        return False
+    words = [w for w in normalize_with_map(name, singular="none")[0].split() if w not in STOP_WORDS]
+    return bool(words) and all(w.isalpha() and zipf(w, "en") >= threshold for w in words)
 
 
 def _evidence_cues() -> dict[str, tuple[int, frozenset[str], frozenset[str]]]:
@@ -83,6 +94,7 @@ class _Entry:
     concept: int
     exact: str | None  # when set, the original text must equal this (NFKC) or its upper case
     common: bool = False  # also an everyday word: matched only with evidence (is_common_name)
+    common_lower: bool = False  # common words in a capitalised name: lower case needs evidence
 
 
 def catalog_keys(catalog: Catalog) -> dict[str, str]:
@@ -115,9 +127,11 @@ class CatalogMatcher:
         self.common_name_zipf = common_name_zipf
         self._cues = _evidence_cues()
         self._kinds = _kind_types()
+        self._strong_before = frozenset(yaml_data("title_evidence.yaml")["en"]["strong_before"])
         # Keys of names that are also everyday words: an open-vocabulary candidate with such a key
         # ("Hero" opening a sentence) must not be resolved to the catalog concept without evidence.
         self.common_keys: set[str] = set()
+        self.common_lower_keys: set[str] = set()
         self.concepts: list[CatalogConcept] = list(catalog.concepts)
         self.keys: list[str] = [concept_key(c.name) for c in self.concepts]
         self.key_index: dict[str, int] = {}
@@ -157,7 +171,10 @@ class CatalogMatcher:
         node = self._trie
         for ch in pattern:
             node = node.setdefault(ch, {})
-        node.setdefault(_END, _Entry(concept, exact, common))
+        common_lower = not kind and not getattr(c, "unambiguous", False) and is_common_phrase_name(surface)
+        if common_lower:
+            self.common_lower_keys.add(concept_key(surface))
+        node.setdefault(_END, _Entry(concept, exact, common, common_lower))
 
     def resolve(self, key: str) -> int | None:
         """The concept index a concept key (of a name, alias or id) refers to, if any."""
@@ -199,6 +216,8 @@ class CatalogMatcher:
                         continue
                 if entry.common and not self._evidence(text, start, end):
                     continue
+                if entry.common_lower and text[start:end].islower() and not self._evidence(text, start, end, strict=True):
+                    continue
                 hit = CatalogMatch(start, end, entry.concept)
                 break
             if hit is None:
@@ -208,7 +227,7 @@ class CatalogMatcher:
             i = j
         return out
 
-    def _evidence(self, text: str, start: int, end: int) -> bool:
+    def _evidence(self, text: str, start: int, end: int, strict: bool = False) -> bool:
         """Is text[start:end], a catalog name that is also a common word, used as the name?"""
         before = text[max(0, start - 40) : start]
         after = text[end : end + 20]
@@ -221,6 +240,8 @@ class CatalogMatcher:
             window, cues_before, cues_after = self._cues["zh"]
             return any(prev.endswith(c) for c in cues_before) or any(after.lstrip().startswith(c) for c in cues_after)
         window, cues_before, cues_after = self._cues["en"]
+        if strict:
+            cues_before, cues_after = self._strong_before, frozenset()
         surface = text[start:end]
         if surface[:1].isupper() and prev and prev[-1] not in _SENTENCE_END:
             return True  # capitalised mid-sentence: "I loved Up"

@@ -221,7 +221,8 @@ class ConceptExtractor:
         in_catalog = False
         if self.matcher is not None:
             idx = self.matcher.resolve(key)
-            if idx is not None and key in self.matcher.common_keys:
+            if idx is not None and (key in self.matcher.common_keys
+                                    or key in self.matcher.common_lower_keys and surface.islower()):
                 # A catalog name that is also a common word, here without evidence (catalog_matcher).
                 _skip(skipped, surface, "common_word_name")
                 return None
