@@ -156,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.only and mode in results:
         results[mode]["protocols"].update(protocols)
         results[mode]["seconds"] = run["seconds"]
+        # The commit names the code of the newest protocols; "partial" says older ones may remain.
+        results[mode]["commit"] = run["commit"] + " (partial: " + ", ".join(sorted(protocols)) + ")"
+        results[mode].setdefault("sizes", {}).update(run["sizes"])
     else:
         results[mode] = run
     path.write_text(json.dumps(results, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
