@@ -378,7 +378,8 @@ class GraphMemory:
                                            key=lambda e: (e.source, e.target, e.type.value, e.scope))),
                               graph.now, graph.history_tokens, graph.turn_count)
             tiers = {**{k: Tier.compacted for k in extended.concepts}, **tiers}
-        not_specific = self._not_specific(tenant, graph, ranking, tiers, own_words_only=sc is Scope.recommendation)
+        not_specific = self._not_specific(tenant, graph, ranking, tiers, ranked.catalog_version,
+                                          own_words_only=sc is Scope.recommendation)
         demoted_keys = frozenset(k for k, why in not_specific.items() if why not in CENTRAL_ONLY)
         passing_keys = frozenset(k for k, why in not_specific.items() if why in CENTRAL_ONLY)
         block_key = (user.tenant, user.user_id, ranked.version, ranked.catalog_version, tuple(keys), sc, fmt,
@@ -400,12 +401,14 @@ class GraphMemory:
         return result.model_copy(deep=True)
 
     def _not_specific(self, tenant: str, graph: UserGraph, ranking: Ranking, tiers: dict[str, Tier],
-                      own_words_only: bool = False) -> dict[str, str]:
+                      catalog_version: int | None = None, own_words_only: bool = False) -> dict[str, str]:
         """Concepts of the user's heaviest candidates that are not specific to the user (specificity.py):
         the language and list checks once per ranked graph, the tenant's document frequency per request
         (cached counts)."""
         cfg, limit = self.specificity_config, self.settings.specificity_df_candidates
-        categories = self.extractor(tenant).categories
+        cached = self._extractors.get(tenant)
+        # The extractor of the catalog version just read with the user's version: no extra query.
+        categories = (cached[1] if cached and cached[0] == catalog_version else self.extractor(tenant)).categories
 
         def judged() -> tuple[tuple[str, ...], dict[str, str]]:
             cands = sorted(graph.concepts, key=lambda k: (-ranking.weight(k), k))[:limit]
