@@ -6,9 +6,9 @@ MATCH (u:User {tenant: $tenant})
 RETURN count(u) AS users;
 
 // name: concept_user_counts
-// For each given concept key, how many of the tenant's users have an interest in it. Every Interest has
-// exactly one ABOUT link to its concept, so the count is the concept's incoming ABOUT degree (read from
+// For each given concept key, how many of the tenant's users have an interest in it. Only Interest nodes have
+// ABOUT links, one each, so the count is the concept's incoming ABOUT degree (read from
 // the node's degree store, not by expanding every user's interest).
 UNWIND $keys AS key
 MATCH (c:Concept {tenant: $tenant, key: key})
-RETURN key, COUNT { (c)<-[:ABOUT]-(:Interest) } AS users;
+RETURN key, COUNT { (c)<-[:ABOUT]-() } AS users;
