@@ -104,7 +104,7 @@ def run(quick: bool = False, limit: int | None = None, verbose: bool = True, spl
     # Non-movie catalog keys (genres, people) and their aliases -> canonical key, to find them in text.
     alias_keys: dict[str, str] = {}
     for c in catalog.concepts:
-        if c.type.value != "product":
+        if str(getattr(c.type, "value", c.type)) != "product":
             for n in (c.name, *c.aliases):
                 alias_keys[normalize(n)] = concept_key(c.name)
     mem = make_memory()
