@@ -24,7 +24,6 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from eval.common import REPO, eval_tenant, make_memory, protocol_cli, r4, shared_data_dir

@@ -26,7 +26,6 @@ data stored before a rule existed is judged too, and ranking still counts what i
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -34,7 +33,6 @@ from typing import TYPE_CHECKING
 from spacy.lang.en.stop_words import STOP_WORDS
 
 from graphmem.extraction.lexical import LATIN_WORD, category_words, filler_en, is_category, fragment_reason, generic_en, meta_keys, meta_reason, zipf
-from graphmem.extraction.normalize import concept_key, singularize
 from graphmem.models import ConceptNode
 
 if TYPE_CHECKING:
