@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from .compaction import CompactionConfig, CompactionPlan, assign_tiers, compaction_due, plan_compaction
-from .context import ContextConfig, ContextSelection, Scope, parse_scope, resolve_tag, select_context
+from .context import ContextConfig, ContextSelection, parse_scope, resolve_tag, select_context
 from .doc_frequency import DocumentFrequency
 from .errors import CriticalCompressionFailure, GraphmemError, InvalidInput, NotFound
 from .explain import explain_concept
@@ -83,6 +83,7 @@ class GraphMemory:
         self.compaction_config = CompactionConfig.from_settings(self.settings)
         self.context_config = ContextConfig.from_settings(self.settings)
         self.specificity_config = SpecificityConfig.from_settings(self.settings)
+        self._own_words_scopes = {x.strip() for x in self.settings.specificity_own_words_scopes.split(",") if x.strip()}
         self.doc_frequency = DocumentFrequency(self.store, self.settings.specificity_df_ttl_s,
                                                self.settings.specificity_df_min_users)
         self.counter = TokenCounter(self.settings.token_encoding)
@@ -417,7 +418,7 @@ class GraphMemory:
                                                key=lambda e: (e.source, e.target, e.type.value, e.scope))))
             tiers = {**{k: Tier.compacted for k in extended.concepts}, **tiers}
         not_specific = self._not_specific(tenant, graph, ranking, tiers, ranked.catalog_version,
-                                          own_words_only=sc is Scope.recommendation)
+                                          own_words_only=sc.value in self._own_words_scopes)
         demoted_keys = frozenset(k for k, why in not_specific.items() if why not in CENTRAL_ONLY)
         passing_keys = frozenset(k for k, why in not_specific.items() if why in CENTRAL_ONLY)
         block_key = (user.tenant, user.user_id, ranked.version, ranked.catalog_version, tuple(keys), sc, fmt,

@@ -121,6 +121,10 @@ class Settings(BaseSettings):
     specificity_common_zipf_zh: float = 5.5
     specificity_modifier_zipf: float = 4.0
     specificity_repeat_mentions: int = Field(default=3, ge=1)
+    # Scopes whose blocks hold only open-vocabulary concepts the user said themself (catalog concepts
+    # the assistant suggested stay). Comma-separated; "recommendation,general" measured on KdConv dev:
+    # labelled-item precision 0.529 -> 0.577, gold-entity recall 0.845 -> 0.818.
+    specificity_own_words_scopes: str = "recommendation"
 
     # --- compaction -------------------------------------------------------------
     auto_compact_concepts: int = 200
