@@ -174,3 +174,21 @@ def test_labelled_block_items_precision_floor(shared_data: Path, store, monkeypa
     assert res["present_labelled"] >= 200, res
     assert res["item_precision"] >= 0.63, res
     assert res["per_dataset"]["redial/valid"]["precision"] >= 0.8, res
+
+
+@pytest.mark.neo4j
+def test_recommendation_blocks_keep_the_users_own_words(settings, store, tenant) -> None:  # noqa: ANN001
+    # Hand-written: the assistant describes a film ("frat house"); the user names a preference.
+    mem = GraphMemory(settings, store=store)
+    try:
+        mem.ingest(tenant, "u", "s1", [
+            TurnIn(turn_id="t1", role="user", text="I want a comedy with jump scares and zombies."),
+            TurnIn(turn_id="t2", role="assistant", text="Old School is about a frat house, with adult humor."),
+            TurnIn(turn_id="t3", role="user", text="Zombies again, please."),
+        ])
+        rec = {n.casefold() for n in _names(mem.context(tenant, "u", scope="recommendation", max_tokens=4000))}
+        gen = {n.casefold() for n in _names(mem.context(tenant, "u", scope="general", max_tokens=4000))}
+        assert "zombies" in rec and "frat house" not in rec and "adult humor" not in rec, rec
+        assert "frat house" in gen or "adult humor" in gen, gen  # general scope: not restricted by default
+    finally:
+        drop_tenant(store, tenant)
