@@ -9,9 +9,17 @@ order, tutor -> assistant, student -> user. Two inputs are scored:
 Then `core_topics` of GraphMemory.context(scope="learning", no focus,
 max_tokens=20000) is compared with the chat's lesson_topic.
 
+Whose words count: both speakers'. Every turn of the window is ingested, the
+student's as the user's (mentions count fully) and the tutor's as the
+assistant's (mentions count at assistant_mention_fraction, 0.3 by default), as
+an agent would send them; stances are read from the student's turns only. The
+"topic in chat" ceiling below also looks at both speakers' turns.
+
 Hit definition. The lesson topic loses its code prefix ("3.6D.", "A2.7D.")
 and a "(Review) - 1" style suffix; its content lemmas are the spaCy
-(en_core_web_sm) lemmas, lower-cased, of alphabetic tokens of 3+ letters that
+(en_core_web_sm) lemmas of the lower-cased text (so a capitalised plural in a
+title, "Adding Fractions", is lemmatised like the noun it is, not kept as a
+proper noun "Fractions"), of alphabetic tokens of 3+ letters that
 are not stop words and not in TOPIC_GENERIC (curriculum wording, not maths:
 review, intro, understanding, using, identify, solve, problem, word, number).
 A core topic hits when one of its content lemmas (same definition, without
@@ -61,7 +69,9 @@ def _stem(lemma: str) -> str:
 def content_lemmas(text: str, generic: frozenset[str] = frozenset()) -> set[str]:
     nlp = pipelines.english()
     out = set()
-    for tok in nlp(text):
+    # Lower-cased first: the tagger reads title-case words as proper nouns and leaves their
+    # plural ("Fractions" stayed "fractions" and never met a core topic "fraction").
+    for tok in nlp(text.lower()):
         lem = tok.lemma_.lower()
         if tok.is_alpha and len(tok.text) >= 3 and not tok.is_stop and lem not in generic and tok.lower_ not in generic:
             out.add(_stem(lem))

@@ -8,6 +8,8 @@ Protocols (each module's docstring defines its metrics precisely):
   2. eval.prereq_eval  prerequisite edges extracted from Metacademy text, no catalog
   3. eval.bridge_eval  core topics of real tutoring chats vs the lesson topic (Bridge)
   4. eval.kdconv_eval  Chinese entity recall / precision (KdConv)
+  5. eval.redial_block_eval  recommendation blocks on ReDial valid: entity share, generic items, recall
+  6. eval.block_sample  hand-labelled block items (ReDial, Bridge, KdConv): item precision
 quality.json keeps the last full and the last quick run side by side; it holds
 numbers and ids only, never data text.
 """
@@ -22,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from eval import bridge_eval, gaps_eval, kdconv_eval, prereq_eval
+from eval import block_sample, bridge_eval, gaps_eval, kdconv_eval, prereq_eval, redial_block_eval
 from eval.common import REPO
 
 RESULTS = REPO / "eval" / "results"
@@ -46,6 +48,11 @@ ROWS: list[tuple[str, str, tuple[str, ...], float | None]] = [
     ("Bridge junk concepts per turn", "bridge", ("c_h+c_r", "junk_per_turn"), None),
     ("KdConv entity recall (core + related)", "kdconv", ("entity_recall",), 0.8),
     ("KdConv precision of stored concepts vs triples", "kdconv", ("precision",), None),
+    ("ReDial blocks: core topics that are chat entities", "redial_blocks", ("core_entity_share",), None),
+    ("ReDial blocks: generic-item share (≤ 0.05 wanted)", "redial_blocks", ("generic_item_share",), None),
+    ("ReDial blocks: recall of the seeker's own entities", "redial_blocks", ("seeker_entity_recall",), None),
+    ("Labelled block items: item precision", "block_sample", ("item_precision",), 0.85),
+    ("Labelled block items present / labelled", "block_sample", ("present_labelled|labelled_items",), None),
 ]
 
 
@@ -94,7 +101,8 @@ def write_markdown(results: dict[str, Any]) -> Path:
              "Measured by `python -m eval.run_all` (`make eval`; `--quick` / `make eval-quick` runs deterministic "
              "subsets in under two minutes) against a real Neo4j 5.26, on the shared Metacademy, Bridge and KdConv "
              "data (read at run time from `../shared/data` or `$GRAPHMEM_SHARED_DATA`). Definitions: the docstrings "
-             "of `eval/gaps_eval.py`, `eval/prereq_eval.py`, `eval/bridge_eval.py`, `eval/kdconv_eval.py`; raw "
+             "of `eval/gaps_eval.py`, `eval/prereq_eval.py`, `eval/bridge_eval.py`, `eval/kdconv_eval.py`, "
+             "`eval/redial_block_eval.py`, `eval/block_sample.py`; raw "
              "figures: `eval/results/quality.json`.", ""]
     for m in ("full", "quick"):
         if m in results:
@@ -111,11 +119,13 @@ def write_markdown(results: dict[str, Any]) -> Path:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="deterministic subsets, < 2 minutes")
-    ap.add_argument("--only", choices=("gaps", "prereq", "bridge", "kdconv"), action="append")
+    ap.add_argument("--only", choices=("gaps", "prereq", "bridge", "kdconv", "redial_blocks", "block_sample"),
+                    action="append")
     ap.add_argument("--verbose", action="store_true", help="print the worst cases of every protocol")
     a = ap.parse_args(argv)
     mode = "quick" if a.quick else "full"
-    runners = {"gaps": gaps_eval.run, "prereq": prereq_eval.run, "bridge": bridge_eval.run, "kdconv": kdconv_eval.run}
+    runners = {"gaps": gaps_eval.run, "prereq": prereq_eval.run, "bridge": bridge_eval.run, "kdconv": kdconv_eval.run,
+               "redial_blocks": redial_block_eval.run, "block_sample": block_sample.run}
     started = time.perf_counter()
     protocols: dict[str, Any] = {}
     for name, fn in runners.items():
@@ -130,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
         "Metacademy concepts fed": protocols.get("prereq", {}).get("concepts_fed"),
         "Bridge chats": protocols.get("bridge", {}).get("chats"),
         "KdConv conversations": protocols.get("kdconv", {}).get("conversations"),
+        "ReDial chats": protocols.get("redial_blocks", {}).get("blocks"),
+        "labelled block items": protocols.get("block_sample", {}).get("labelled_items"),
     }
     run = {"mode": mode, "commit": _commit(), "seconds": round(time.perf_counter() - started, 1),
            "sizes": {k: v for k, v in sizes.items() if v is not None}, "protocols": protocols}
@@ -144,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.only and mode in results:
         results[mode]["protocols"].update(protocols)
         results[mode]["seconds"] = run["seconds"]
+        # The commit names the code of the newest protocols; "partial" says older ones may remain.
+        results[mode]["commit"] = run["commit"] + " (partial: " + ", ".join(sorted(protocols)) + ")"
+        results[mode].setdefault("sizes", {}).update(run["sizes"])
     else:
         results[mode] = run
     path.write_text(json.dumps(results, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")

@@ -8,7 +8,7 @@ budgeting happen in :mod:`graphmem.render`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -152,11 +152,13 @@ class _Pools:
     disliked: tuple[str, ...]
 
 
-def _pools(graph: UserGraph, ranking: Ranking, tiers: Mapping[str, Tier], sc: Scope, config: ContextConfig) -> _Pools:
+def _pools(graph: UserGraph, ranking: Ranking, tiers: Mapping[str, Tier], sc: Scope, config: ContextConfig,
+           demoted: frozenset[str] = frozenset(), passing: frozenset[str] = frozenset()) -> _Pools:
     concepts = graph.concepts
 
     def tier_of(k: str) -> Tier | None:
-        return tiers.get(k, concepts[k].tier)
+        # Not specific to this user (graphmem/specificity.py): out of core, fill and related.
+        return None if k in demoted else tiers.get(k, concepts[k].tier)
 
     core = sort_keys((k for k in concepts if tier_of(k) is Tier.core), graph, ranking)
     below: set[str] = set()
@@ -168,7 +170,7 @@ def _pools(graph: UserGraph, ranking: Ranking, tiers: Mapping[str, Tier], sc: Sc
         taken = set(core)
         fill = top_keys(
             (k for k, n in concepts.items()
-             if k not in taken and n.stance is not Stance.dislikes and ranking.initial(k) > 0),
+             if k not in taken and k not in demoted and n.stance is not Stance.dislikes and ranking.initial(k) > 0),
             graph, ranking, config.core_size - len(core),
         )
         below = set(fill)
@@ -176,7 +178,8 @@ def _pools(graph: UserGraph, ranking: Ranking, tiers: Mapping[str, Tier], sc: Sc
     adjacency = ranking.neighbours()
     near = {nb for c in core for nb in adjacency.get(c, ())}
     related = [k for k in concepts
-               if tier_of(k) is Tier.related and concepts[k].stance is not Stance.dislikes and k not in below]
+               if tier_of(k) is Tier.related and concepts[k].stance is not Stance.dislikes and k not in below
+               and k not in passing]
     first = sort_keys((k for k in related if k in near), graph, ranking)
     rest = sort_keys((k for k in related if k not in near), graph, ranking)
     disliked = sort_keys((k for k, n in concepts.items() if n.stance is Stance.dislikes), graph, ranking)
@@ -202,6 +205,8 @@ def select_context(
     scope: Scope | str,
     config: ContextConfig,
     names: Mapping[str, str] | None = None,
+    demoted: Collection[str] = (),
+    passing: Collection[str] = (),
 ) -> ContextSelection:
     """Pick and order the concepts of a block.
 
@@ -215,6 +220,10 @@ def select_context(
     * ``related_concepts``: tier ``related``, not disliked; neighbours of a
       core topic first, each group heaviest first;
     * ``avoid`` (recommendation): disliked concepts, heaviest first.
+
+    ``demoted``: keys that are not specific to this user (graphmem/specificity.py); they stay
+    out of core (and its fill) and related, and still count in ranking and gaps. ``passing``:
+    keys that are specific only when central (a common word: core if heavy enough, never related).
 
     One concept, one place: a concept several sections want is shown only in
     the first of :data:`PLACEMENT_ORDER` (current topic, core topics, gaps,
@@ -239,8 +248,9 @@ def select_context(
     shown_names = names or {}
     # Everything but gaps and the current topic is the same for every focus: ordered once per
     # ranked graph (a 10,000-concept user otherwise re-sorts its related concepts per request).
-    pools = ranking.derived(("context_pools", sc, config.core_size), lambda: _pools(graph, ranking, tiers, sc, config),
-                            of=(graph, tiers))
+    out, side = frozenset(demoted), frozenset(passing)
+    pools = ranking.derived(("context_pools", sc, config.core_size, out, side),
+                            lambda: _pools(graph, ranking, tiers, sc, config, out, side), of=(graph, tiers))
     limit = None if cap is None else max(0, cap)
     placed: set[str] = set()  # keys shown so far, in placement order
     placed_names: set[str] = set()  # their display names, casefolded

@@ -201,6 +201,9 @@ class CatalogConcept(BaseModel):
     url: str | None = None
     # A tenant may declare concepts that compaction must never fold away.
     critical: bool = False
+    # A name that is also an everyday word ("It", "Up", 英雄) is matched only with evidence
+    # (catalog_matcher.is_common_name); a tenant may declare it unambiguous to match it always.
+    unambiguous: bool = False
 
     @field_validator("name")
     @classmethod

@@ -23,6 +23,7 @@ from typing import Any
 
 from .compaction import CompactionConfig, CompactionPlan, assign_tiers, compaction_due, plan_compaction
 from .context import ContextConfig, ContextSelection, parse_scope, resolve_tag, select_context
+from .doc_frequency import DocumentFrequency
 from .errors import CriticalCompressionFailure, GraphmemError, InvalidInput, NotFound
 from .explain import explain_concept
 from .extraction.catalog_matcher import catalog_keys
@@ -47,6 +48,7 @@ from .names import display_names, localized
 from .ranking import Ranking, RankingConfig, rank
 from .render import RenderedBlock, check_loop, render_block
 from .settings import Settings, get_settings
+from .specificity import CENTRAL_ONLY, SpecificityConfig, demoted
 from .store import CatalogRows, CompactionRecord, IngestWrite, Neo4jStore, StoredTurn, UserRef, WeightRow
 from .learner import Learner, as_utc, mastery_view, stance_timeline
 from .tokens import TokenCounter
@@ -81,6 +83,10 @@ class GraphMemory:
         self.ranking_config = RankingConfig.from_settings(self.settings)
         self.compaction_config = CompactionConfig.from_settings(self.settings)
         self.context_config = ContextConfig.from_settings(self.settings)
+        self.specificity_config = SpecificityConfig.from_settings(self.settings)
+        self._own_words_scopes = {x.strip() for x in self.settings.specificity_own_words_scopes.split(",") if x.strip()}
+        self.doc_frequency = DocumentFrequency(self.store, self.settings.specificity_df_ttl_s,
+                                               self.settings.specificity_df_min_users)
         self.counter = TokenCounter(self.settings.token_encoding)
         self._extractors: dict[str, tuple[int, ConceptExtractor]] = {}
         self._ranked: OrderedDict[tuple[str, str], RankedUser] = OrderedDict()
@@ -441,15 +447,20 @@ class GraphMemory:
                             edges=tuple(sorted(set(graph.edges) | set(extended.edges),
                                                key=lambda e: (e.source, e.target, e.type.value, e.scope))))
             tiers = {**{k: Tier.compacted for k in extended.concepts}, **tiers}
+        not_specific = self._not_specific(tenant, graph, ranking, tiers, ranked.catalog_version,
+                                          own_words_only=sc.value in self._own_words_scopes)
+        demoted_keys = frozenset(k for k, why in not_specific.items() if why not in CENTRAL_ONLY)
+        passing_keys = frozenset(k for k, why in not_specific.items() if why in CENTRAL_ONLY)
         block_key = (user.tenant, user.user_id, ranked.version, ranked.catalog_version, tuple(keys), sc, fmt,
-                     budget, evidence, tag_name, as_of)
+                     budget, evidence, tag_name, as_of, demoted_keys, passing_keys)
         if not missing and as_of is None:
             with self._guard:
                 hit = self._blocks.get(block_key)
             if hit is not None:
                 return hit.model_copy(deep=True)
         names = self.display_names(tenant, ranked.catalog_version, graph.language)
-        selection = select_context(graph, ranking, tiers, keys, sc, self.context_config, names)
+        selection = select_context(graph, ranking, tiers, keys, sc, self.context_config, names,
+                                   demoted_keys, passing_keys)
         rendered = render_block(selection, fmt=fmt, scope=sc, tag=tag_name, max_tokens=budget,
                                 counter=self.counter, evidence=evidence)
         result = self._result(selection, rendered, evidence)
@@ -459,6 +470,27 @@ class GraphMemory:
                 while len(self._blocks) > 1024:
                     self._blocks.popitem(last=False)
         return result.model_copy(deep=True)
+
+    def _not_specific(self, tenant: str, graph: UserGraph, ranking: Ranking, tiers: dict[str, Tier],
+                      catalog_version: int | None = None, own_words_only: bool = False) -> dict[str, str]:
+        """Concepts of the user's heaviest candidates that are not specific to the user (specificity.py):
+        the language and list checks once per ranked graph, the tenant's document frequency per request
+        (cached counts)."""
+        cfg, limit = self.specificity_config, self.settings.specificity_df_candidates
+        cached = self._extractors.get(tenant)
+        # The extractor of the catalog version just read with the user's version: no extra query.
+        categories = (cached[1] if cached and cached[0] == catalog_version else self.extractor(tenant)).categories
+
+        def judged() -> tuple[tuple[str, ...], dict[str, str]]:
+            cands = sorted(graph.concepts, key=lambda k: (-ranking.weight(k), k))[:limit]
+            return tuple(cands), demoted(graph.concepts, cands, cfg, categories, own_words_only=own_words_only)
+
+        cands, out = ranking.derived(("specificity", limit, categories, own_words_only), judged, of=graph)
+        rest = [k for k in cands if k not in out]
+        users, df = self.doc_frequency.counts(tenant, rest) if rest else (0, {})
+        if df:
+            out = {**out, **demoted(graph.concepts, rest, cfg, categories, df, users, self.settings.specificity_df_catalog)}
+        return out
 
     @staticmethod
     def _result(selection: ContextSelection, rendered: RenderedBlock, evidence: bool) -> ContextResult:

@@ -104,6 +104,28 @@ class Settings(BaseSettings):
     gap_depth: int = 2
     subgraph_depth: int = 2
 
+    # --- specificity (graphmem/specificity.py): what may enter core and related ---------
+    # A concept more of the tenant's users have than this share is not specific to one of them;
+    # judged once the tenant has specificity_df_min_users users, for the heaviest
+    # specificity_df_candidates concepts of a block, with counts cached for specificity_df_ttl_s.
+    specificity_df_max_share: float = Field(default=0.2, gt=0, le=1)
+    specificity_df_min_users: int = Field(default=20, ge=1)
+    specificity_df_candidates: int = Field(default=200, ge=1)
+    specificity_df_ttl_s: float = Field(default=60.0, ge=0)
+    # Catalog concepts the user named themselves are judged by share too (off: a genre half the
+    # users like still says this user likes it).
+    specificity_df_catalog: bool = False
+    # Single words at or above this wordfreq Zipf frequency are too common to be a topic unless
+    # mentioned specificity_repeat_mentions times; phrase modifiers at or above modifier_zipf are common.
+    specificity_common_zipf: float = 4.7
+    specificity_common_zipf_zh: float = 5.5
+    specificity_modifier_zipf: float = 4.0
+    specificity_repeat_mentions: int = Field(default=3, ge=1)
+    # Scopes whose blocks hold only open-vocabulary concepts the user said themself (catalog concepts
+    # the assistant suggested stay). Comma-separated; "recommendation,general" measured on KdConv dev:
+    # labelled-item precision 0.529 -> 0.577, gold-entity recall 0.845 -> 0.818.
+    specificity_own_words_scopes: str = "recommendation"
+
     # --- compaction -------------------------------------------------------------
     auto_compact_concepts: int = 200
     compaction_ratio_low: float = 0.15

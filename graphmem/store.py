@@ -648,6 +648,16 @@ class Neo4jStore:
         return self.read_statement("concepts_search", tenant=tenant, query=lucene, limit=limit,
                                    user_id=user.user_id if user else None)
 
+    def tenant_user_count(self, tenant: str) -> int:
+        return int(self.read_statement("tenant_user_count", tenant=tenant)[0]["users"])
+
+    def concept_user_counts(self, tenant: str, keys: Sequence[str]) -> dict[str, int]:
+        """How many of the tenant's users have each concept (document frequency); absent keys: 0."""
+        rows = self.read_statement("concept_user_counts", tenant=tenant, keys=list(keys))
+        counts = {k: 0 for k in keys}
+        counts.update({r["key"]: int(r["users"]) for r in rows})
+        return counts
+
     def existing_concepts(self, tenant: str, keys: Sequence[str], catalog_only: bool = False) -> dict[str, str]:
         rows = self.read_statement("concepts_by_keys", tenant=tenant, keys=list(keys))
         return {r["key"]: r["name"] for r in rows if r["in_catalog"] or not catalog_only}

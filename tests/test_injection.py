@@ -73,7 +73,8 @@ def test_cypher_injection_in_every_field_is_stored_literally(inj, store, sentine
     r = client.put("/v1/catalog", json=catalog)
     assert r.status_code == 200, r.text
     assert client.get("/v1/catalog").json()["catalog"]["concepts"][:6] == [
-        {"name": p, "aliases": [p + " alias"], "type": "topic", "id": f"id {p}", "url": p, "critical": False}
+        {"name": p, "aliases": [p + " alias"], "type": "topic", "id": f"id {p}", "url": p, "critical": False,
+         "unambiguous": False}
         for p in CYPHER[:6]]
 
     for i, payload in enumerate(CYPHER):

@@ -202,6 +202,8 @@ TENANT_LEVEL = {
     "kt_params": "lists the tenant's fitted BKT parameters (catalog-level data)",
     "kt_fits": "lists the tenant's BKT fit records",
     "kt_attempts": "a BKT fit is tenant-wide: it reads every user's answers (concept, user id, correct) of one tenant",
+    "tenant_user_count": "how many users a tenant has (document frequency, graphmem/specificity.py); returns a number",
+    "concept_user_counts": "how many of a tenant's users have each given concept; returns counts per key, no user data",
 }
 NODE = re.compile(r"\((\w*):(" + "|".join(USER_LABELS) + r")\b(?:\s*\{([^}]*)\})?\)")
 # Database-wide maintenance, run once by apply_schema before any request: it copies a turn's own
@@ -252,7 +254,7 @@ def test_every_user_statement_is_bound_to_tenant_and_user():
     # Every per-user node, in every statement the service runs, is pinned to a tenant and a user.
     assert len(RUN_BY_STORE) >= 30
     for name in RUN_BY_STORE:
-        if name in ("user_list", "kt_attempts") or name in DATABASE_LEVEL:
+        if name in TENANT_LEVEL or name in DATABASE_LEVEL:
             continue
         assert _unbound_user_nodes(name) == [], name
 

@@ -15,8 +15,10 @@ from dataclasses import dataclass
 
 from spacy.lang.en.stop_words import STOP_WORDS
 
+from graphmem.extraction.lexical import zipf
 from graphmem.extraction.normalize import concept_key, is_cjk, normalize_with_map
 from graphmem.models import Catalog, CatalogConcept
+from graphmem.wordlists import yaml_data
 
 _END = ""  # trie terminal marker: never a real character
 # Catalog names that are also everyday English words: matched only when the
@@ -26,6 +28,53 @@ _COMMON_WORD_NAMES = frozenset(
     salt excel word access outlook teams pandas keras make ant maven gradle unity alpha beta
     delta sigma gamma python java scheme lisp basic logo matlab sage""".split()
 ) - {"python", "java", "pandas", "keras", "matlab"}
+
+
+# A catalog name whose content is one word this common (wordfreq Zipf: "Hero" 4.68, "Life" 5.89,
+# "Split" 4.65, 英雄 4.97; "React" 4.39, "Inception" 3.3, 模型 4.69) or only stop words ("It", "Up",
+# "Her") names the thing only with evidence: capitalised mid-sentence, quoted, or next to a cue word
+# (data/title_evidence.yaml). Chinese terms of a course catalog (模型, 函数) are everyday words more
+# often than English ones, hence the higher bar.
+COMMON_NAME_ZIPF = 4.5
+COMMON_NAME_ZIPF_ZH = 4.8
+# Every content word at least this common: the name in lower case needs evidence too.
+COMMON_LOWER_ZIPF = 4.0
+_SENTENCE_END = frozenset(".!?。！？\n:;…")
+_QUOTES_OPEN = frozenset("\"'“‘「『《【*")
+
+
+def is_common_name(name: str, threshold: float = COMMON_NAME_ZIPF, threshold_zh: float = COMMON_NAME_ZIPF_ZH) -> bool:
+    """Is this catalog name also an everyday word or phrase of its language?"""
+    pattern = normalize_with_map(name, singular="none")[0].strip()
+    if not pattern:
+        return False
+    if pattern.isascii():
+        content = [w for w in pattern.split() if w not in STOP_WORDS]
+        if not any(ch.isalpha() for ch in pattern) or len(content) > 1:
+            return False
+        return not content or zipf(content[0], "en") >= threshold
+    if all(is_cjk(ch) for ch in pattern) and len(pattern) <= 3:
+        return zipf(pattern, "zh") >= threshold_zh
+    return False
+
+
+def is_common_phrase_name(name: str, threshold: float = COMMON_LOWER_ZIPF) -> bool:
+    """A capitalised English name made only of common words ("Scary Movie", "Ghost", "Home Alone"):
+    written in lower case in a chat it is the words ("a good scary movie", "ghost movies")."""
+    if not name.isascii() or name == name.lower():
+        return False
+    words = [w for w in normalize_with_map(name, singular="none")[0].split() if w not in STOP_WORDS]
+    return bool(words) and all(w.isalpha() and zipf(w, "en") >= threshold for w in words)
+
+
+def _evidence_cues() -> dict[str, tuple[int, frozenset[str], frozenset[str]]]:
+    data = yaml_data("title_evidence.yaml")
+    return {lang: (int(data[lang]["window"]), frozenset(data[lang]["before"]), frozenset(data[lang]["after"]))
+            for lang in ("en", "zh")}
+
+
+def _kind_types() -> frozenset[str]:
+    return frozenset(yaml_data("title_evidence.yaml")["kind_types"])
 
 
 def _is_word_char(c: str) -> bool:
@@ -44,6 +93,8 @@ class CatalogMatch:
 class _Entry:
     concept: int
     exact: str | None  # when set, the original text must equal this (NFKC) or its upper case
+    common: bool = False  # also an everyday word: matched only with evidence (is_common_name)
+    common_lower: bool = False  # common words in a capitalised name: lower case needs evidence
 
 
 def catalog_keys(catalog: Catalog) -> dict[str, str]:
@@ -72,7 +123,15 @@ def catalog_keys(catalog: Catalog) -> dict[str, str]:
 class CatalogMatcher:
     """Longest-match scanner for one catalog. Building it is cheap (a trie of aliases)."""
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, common_name_zipf: float = COMMON_NAME_ZIPF) -> None:
+        self.common_name_zipf = common_name_zipf
+        self._cues = _evidence_cues()
+        self._kinds = _kind_types()
+        self._strong_before = frozenset(yaml_data("title_evidence.yaml")["en"]["strong_before"])
+        # Keys of names that are also everyday words: an open-vocabulary candidate with such a key
+        # ("Hero" opening a sentence) must not be resolved to the catalog concept without evidence.
+        self.common_keys: set[str] = set()
+        self.common_lower_keys: set[str] = set()
         self.concepts: list[CatalogConcept] = list(catalog.concepts)
         self.keys: list[str] = [concept_key(c.name) for c in self.concepts]
         self.key_index: dict[str, int] = {}
@@ -104,10 +163,18 @@ class CatalogMatcher:
             len(pattern) <= 2 or pattern in STOP_WORDS or pattern in _COMMON_WORD_NAMES
         ):
             exact = unicodedata.normalize("NFKC", surface.strip())
+        c = self.concepts[concept]
+        kind = str(getattr(c.type, "value", c.type)) in self._kinds
+        common = not kind and not getattr(c, "unambiguous", False) and is_common_name(surface, self.common_name_zipf)
+        if common:
+            self.common_keys.add(concept_key(surface))
         node = self._trie
         for ch in pattern:
             node = node.setdefault(ch, {})
-        node.setdefault(_END, _Entry(concept, exact))
+        common_lower = not kind and not getattr(c, "unambiguous", False) and is_common_phrase_name(surface)
+        if common_lower:
+            self.common_lower_keys.add(concept_key(surface))
+        node.setdefault(_END, _Entry(concept, exact, common, common_lower))
 
     def resolve(self, key: str) -> int | None:
         """The concept index a concept key (of a name, alias or id) refers to, if any."""
@@ -147,6 +214,10 @@ class CatalogMatcher:
                     surface = unicodedata.normalize("NFKC", text[start:end])
                     if surface != entry.exact and surface != entry.exact.upper():
                         continue
+                if entry.common and not self._evidence(text, start, end):
+                    continue
+                if entry.common_lower and text[start:end].islower() and not self._evidence(text, start, end, strict=True):
+                    continue
                 hit = CatalogMatch(start, end, entry.concept)
                 break
             if hit is None:
@@ -155,3 +226,28 @@ class CatalogMatcher:
             out.append(hit)
             i = j
         return out
+
+    def _evidence(self, text: str, start: int, end: int, strict: bool = False) -> bool:
+        """Is text[start:end], a catalog name that is also a common word, used as the name?"""
+        before = text[max(0, start - 40) : start]
+        after = text[end : end + 20]
+        prev = before.rstrip()
+        if after[:1] in "'’" and after[1:2].isalpha():
+            return False  # a contraction: "It's", "It'll"
+        if prev[-1:] in _QUOTES_OPEN or (after[:1] in _QUOTES_OPEN and after[:1] not in "《【"):
+            return True  # quoted: "It", 《英雄》
+        if any(is_cjk(ch) for ch in text[start:end]):
+            window, cues_before, cues_after = self._cues["zh"]
+            return any(prev.endswith(c) for c in cues_before) or any(after.lstrip().startswith(c) for c in cues_after)
+        window, cues_before, cues_after = self._cues["en"]
+        if strict:
+            cues_before, cues_after = self._strong_before, frozenset()
+        surface = text[start:end]
+        if surface[:1].isupper() and prev and prev[-1] not in _SENTENCE_END:
+            return True  # capitalised mid-sentence: "I loved Up"
+        # A cue counts within the name's sentence only ("seen that movie. It looks good": no cue).
+        prev_words = [] if prev[-1:] in _SENTENCE_END else [w.strip(",;:'\"").lower() for w in prev.split()[-window:]]
+        prev_words = prev_words[next((k + 1 for k in range(len(prev_words) - 1, -1, -1)
+                                      if prev_words[k][-1:] in _SENTENCE_END), 0):]
+        next_words = [w.strip(".,!?;:'\"").lower() for w in after.split()[:1]]
+        return any(w in cues_before for w in prev_words) or any(w in cues_after for w in next_words)

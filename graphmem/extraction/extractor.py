@@ -22,6 +22,7 @@ from graphmem.extraction import pipelines
 from graphmem.extraction.catalog_matcher import CatalogMatcher, catalog_keys
 from graphmem.extraction.coreference import carry_references
 from graphmem.extraction.language import EN, ZH, detect_language
+from graphmem.extraction.lexical import category_words, is_category
 from graphmem.extraction.normalize import concept_key, sanitize
 from graphmem.extraction.open_vocab import (
     Candidate,
@@ -61,6 +62,10 @@ class ConceptExtractor:
         self.settings = settings or get_settings()
         self.catalog = catalog
         self.matcher = CatalogMatcher(catalog) if catalog is not None and catalog.concepts else None
+        # Words heading several catalog names ("framework", "api", "movie"): the tenant's kinds of
+        # thing, never an open-vocabulary concept of their own (graphmem/specificity.py).
+        self.categories = category_words(
+            [n for c in catalog.concepts for n in (c.name, *c.aliases)]) if self.matcher is not None and catalog else frozenset()
         self.use_ner = use_ner
         self.max_chars = max(1, self.settings.max_text_chars)
         self.batch_size = max(1, self.settings.extraction_batch_size)
@@ -216,9 +221,17 @@ class ConceptExtractor:
         in_catalog = False
         if self.matcher is not None:
             idx = self.matcher.resolve(key)
+            if idx is not None and (key in self.matcher.common_keys
+                                    or key in self.matcher.common_lower_keys and surface.islower()):
+                # A catalog name that is also a common word, here without evidence (catalog_matcher).
+                _skip(skipped, surface, "common_word_name")
+                return None
             if idx is not None:
                 concept = self.matcher.concepts[idx]
                 key, name, ctype, in_catalog = self.matcher.keys[idx], concept.name, concept.type, True
+        if not in_catalog and is_category(key, self.categories):
+            _skip(skipped, surface, "category_word")
+            return None
         if not name or len(key) > 160:
             _skip(skipped, surface, "too_long" if name else "empty")
             return None

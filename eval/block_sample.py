@@ -1,0 +1,169 @@
+"""Protocol 6 — a hand-labelled sample of block items: is each item about the user?
+
+Blocks are produced on real data with the current code, the way an agent would get them:
+  * ReDial ``valid`` (eval/redial_block_eval.py's setup: a catalog of the split's movies, genres and
+    people; all 100 chats are users of one tenant, so the tenant's document frequency applies);
+    the first ``REDIAL_CHATS`` chats are sampled, ``scope="recommendation"``;
+  * Bridge ``validation`` (all 71 chats in one tenant, no catalog, student = user, tutor =
+    assistant, history + original continuation); the first ``BRIDGE_CHATS``, ``scope="learning"``;
+  * KdConv ``dev`` (the first 30 conversations of each domain in one tenant, no catalog; turns
+    alternate user / assistant); the first ``KDCONV_CHATS`` of each domain, ``scope="general"``.
+Items are core_topics + related_concepts (+ avoid, + knowledge_gaps), default token budget.
+
+Labels: ``eval/data/block_labels.csv`` holds references only — dataset, conversation id, item (the
+concept name as shown), label (1: about this user, 0: not), note — never the conversation text.
+Labelled by hand (by the engineer who wrote this, reading each conversation): 1 when the item is
+something this user named, asked about, was taught or was recommended in their own conversation,
+a specific thing of their interests or lesson; 0 for generic or dialogue words, fragments, wrong
+catalog matches (the pronoun "It" as the film), and things that are not the user's.
+
+``python -m eval.block_sample`` re-renders the blocks and reports which labelled items are still
+present, item precision over the present labelled items, and lists new unlabelled items (to label;
+they are printed, not saved). ``--dump`` prints every item with the first message naming it, for
+labelling.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from eval.bridge_eval import load_bridge
+from eval.common import REPO, eval_tenant, make_memory, r4, shared_data_dir
+from eval.redial_block_eval import build_catalog, people
+from eval.redial_data import load_chats
+from graphmem.extraction.normalize import concept_key
+from graphmem.models import TurnIn
+
+LABELS = REPO / "eval" / "data" / "block_labels.csv"
+REDIAL_CHATS = 12
+BRIDGE_CHATS = 12
+KDCONV_CHATS = 2  # per domain
+SECTIONS = ("core_topics", "related_concepts", "avoid", "knowledge_gaps")
+
+
+def _items(ctx: Any) -> list[tuple[str, str]]:
+    return [(s, name) for s in SECTIONS for name in getattr(ctx, s)]
+
+
+def produce() -> list[dict[str, Any]]:
+    """Every sampled block item: {dataset, conversation, section, item, turns (for --dump only)}."""
+    data = shared_data_dir()
+    mem = make_memory()
+    out: list[dict[str, Any]] = []
+    try:
+        chats = load_chats(data, "valid")
+        with eval_tenant(mem, "labelredial") as tenant:
+            mem.put_catalog(tenant, build_catalog(chats, people(chats)))
+            for i, chat in enumerate(chats):
+                turns = [TurnIn(turn_id=f"m{m.message_id}", role=m.role, text=m.text) for m in chat.messages if m.text.strip()]
+                mem.ingest(tenant, f"chat-{i:04d}", "s1", turns)
+            for i, chat in enumerate(chats[:REDIAL_CHATS]):
+                ctx = mem.context(tenant, f"chat-{i:04d}", scope="recommendation")
+                conv = [(m.role, m.text) for m in chat.messages]
+                out += [{"dataset": "redial/valid", "conversation": chat.conversation_id, "section": s, "item": n,
+                         "turns": conv} for s, n in _items(ctx)]
+        bridge = load_bridge(data, "validation")
+        with eval_tenant(mem, "labelbridge") as tenant:
+            for i, chat in enumerate(bridge):
+                conv = chat["c_h"] + chat["c_r"]
+                mem.ingest(tenant, f"chat-{i:04d}", "s1", [
+                    TurnIn(turn_id=f"t{j}", role="user" if who == "student" else "assistant", text=text)
+                    for j, (who, text) in enumerate(conv)])
+            for i, chat in enumerate(bridge[:BRIDGE_CHATS]):
+                ctx = mem.context(tenant, f"chat-{i:04d}", scope="learning")
+                conv = [("user" if w == "student" else "assistant", t) for w, t in chat["c_h"] + chat["c_r"]]
+                out += [{"dataset": "bridge/validation", "conversation": chat["id"], "section": s, "item": n,
+                         "turns": conv} for s, n in _items(ctx)]
+        with eval_tenant(mem, "labelkdconv") as tenant:
+            sampled = []
+            for domain in ("film", "music", "travel"):
+                items = json.loads((data / "kdconv" / domain / "dev.json").read_text(encoding="utf-8"))[:30]
+                for n, item in enumerate(items):
+                    texts = [m["message"] for m in item["messages"]]
+                    user = f"{domain}-{n}"
+                    mem.ingest(tenant, user, "s1", [TurnIn(turn_id=f"t{j}", role="user" if j % 2 == 0 else "assistant", text=t)
+                                                   for j, t in enumerate(texts) if t.strip()])
+                    if n < KDCONV_CHATS:
+                        sampled.append((user, texts))
+            for user, texts in sampled:
+                ctx = mem.context(tenant, user, scope="general")
+                conv = [("user" if j % 2 == 0 else "assistant", t) for j, t in enumerate(texts)]
+                out += [{"dataset": "kdconv/dev", "conversation": user, "section": s, "item": n, "turns": conv}
+                        for s, n in _items(ctx)]
+    finally:
+        mem.close()
+    return out
+
+
+def read_labels(path: Path = LABELS) -> dict[tuple[str, str, str], dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as fh:
+        rows = [r for r in csv.DictReader(line for line in fh if not line.startswith("#")) if r.get("dataset")]
+    return {(r["dataset"], r["conversation"], concept_key(r["item"])): r for r in rows}
+
+
+def report(items: list[dict[str, Any]], labels: dict[tuple[str, str, str], dict[str, str]],
+           verbose: bool = True) -> dict[str, Any]:
+    present: set[tuple[str, str, str]] = set()
+    unlabelled: list[dict[str, Any]] = []
+    for it in items:
+        ref = (it["dataset"], it["conversation"], concept_key(it["item"]))
+        if ref in labels:
+            present.add(ref)
+        else:
+            unlabelled.append(it)
+    good = sum(1 for ref in present if labels[ref]["label"] == "1")
+    per: dict[str, dict[str, Any]] = {}
+    for ds in sorted({k[0] for k in labels}):
+        p = [r for r in present if r[0] == ds]
+        per[ds] = {"present": len(p), "precision": r4(sum(labels[r]["label"] == "1" for r in p) / len(p)) if p else 0.0,
+                   "labelled": sum(1 for k in labels if k[0] == ds)}
+    gone = [labels[k] for k in labels if k not in present]
+    out = {
+        "labelled_items": len(labels), "present_labelled": len(present), "no_longer_present": len(gone),
+        "no_longer_present_bad": sum(1 for r in gone if r["label"] == "0"),
+        "item_precision": r4(good / len(present)) if present else 0.0,
+        "unlabelled_new_items": len(unlabelled), "per_dataset": per,
+    }
+    if verbose:
+        print(f"[block-sample] {out}")
+        for it in unlabelled:
+            print("   unlabelled:", it["dataset"], it["conversation"], it["section"], repr(it["item"]))
+        for r in gone:
+            print("   gone:", r["dataset"], r["conversation"], repr(r["item"]), "label", r["label"])
+    return out
+
+
+def run(quick: bool = False, limit: int | None = None, verbose: bool = True) -> dict[str, Any]:
+    started = time.perf_counter()
+    res = report(produce(), read_labels(), verbose)
+    res["seconds"] = round(time.perf_counter() - started, 1)
+    return res
+
+
+def dump(items: list[dict[str, Any]]) -> None:
+    """Each item with the first message naming it (for labelling by hand; printed, never saved)."""
+    seen_conv = None
+    for it in items:
+        if it["conversation"] != seen_conv:
+            seen_conv = it["conversation"]
+            print(f"\n=== {it['dataset']} {seen_conv}")
+            for role, text in it["turns"]:
+                print(f"   {role[:1]}: {text[:160]}")
+        key = it["item"].casefold()
+        first = next(((r, t) for r, t in it["turns"] if key in t.casefold()), None)
+        print(f" >> {it['section']:<17} {it['item']!r:<30} first: {first[0] if first else '-'}")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dump", action="store_true", help="print items with their conversations for labelling")
+    a = ap.parse_args()
+    if a.dump:
+        dump(produce())
+    else:
+        run()

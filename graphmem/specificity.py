@@ -1,0 +1,142 @@
+"""Is a concept specific to this user? Pure judgements, measured where possible, listed where not.
+
+A block item must tell the model something about this user (DESIGN: "What a block may say"). Four
+judgements, each returning a machine-readable reason or None:
+
+* ``fragment_reason``: the text is not a word or name at all: a 1–2 letter token (`hs`, `si`), a
+  code or maths fragment (`x+a)(x+b`), unbalanced quotes or brackets (`variable 'b`), a typo-shaped
+  token (`WelI`), or an unknown lower-case word (wordfreq has never seen it);
+* ``meta_reason``: a dialogue-act or meta word (`recommendation`, `accept`, bare `movie`,
+  `previous step`) from the data file ``graphmem/data/meta_words.txt``;
+* ``language_reason``: a very common word of the language (wordfreq Zipf >= ``common_zipf``:
+  `process`, `return`, `feel`) that the conversation does not keep coming back to (fewer than
+  ``repeat_mentions`` mentions: `area` said ten times in a lesson on area stays; one only the
+  assistant said may still be a core topic, see CENTRAL_ONLY); a word that heads
+  several of the tenant's catalog names (`framework` in "Django framework", "Flask framework";
+  `movie` in "Scary Movie", "Bee Movie") is the tenant's kind of thing, not a topic; a phrase whose
+  head is generic and whose modifiers are all common (`summer course`, `previous step`). Phrases
+  with a specific modifier stay (`christmas movies`, `jump scares`, `80s films`);
+* document frequency across the tenant (``df_reason``): a concept most of the tenant's users have
+  (`movie` in a film app) is demoted once the tenant has ``df_min_users`` users.
+
+The extractor uses ``fragment_reason`` and ``meta_reason`` to reject candidates (nothing stored);
+``demoted`` applies all four to a user's stored concepts when a block is selected (context.py), so
+data stored before a rule existed is judged too, and ranking still counts what is demoted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from spacy.lang.en.stop_words import STOP_WORDS
+
+from graphmem.extraction.lexical import LATIN_WORD, category_words, filler_en, is_category, fragment_reason, generic_en, meta_keys, meta_reason, zipf
+from graphmem.models import ConceptNode
+
+if TYPE_CHECKING:
+    from graphmem.settings import Settings
+
+__all__ = ["CENTRAL_ONLY", "SpecificityConfig", "category_words", "demoted", "df_reason", "fragment_reason", "language_reason",
+           "meta_reason", "node_reason"]
+
+
+# Reasons that keep a concept out of related but not out of core. A common word only the assistant
+# said ("value" and "area" from a tutor's place-value or area lesson) is core only when the user
+# named nothing heavier, i.e. when the conversation centres on it; the user's own common words said
+# in passing ("process", "return", "feel") are noise anywhere.
+CENTRAL_ONLY = frozenset({"common_word_of_assistant"})
+
+
+@dataclass(frozen=True)
+class SpecificityConfig:
+    common_zipf_en: float = 4.7  # "process" 5.26, "feel" 5.67, "plenty" 4.72; "hero" 4.68, "python" 3.78
+    common_zipf_zh: float = 5.5  # 过程 5.5, 喜欢 5.73; 故宫 3.82, 周杰伦 3.52
+    modifier_zipf: float = 4.0  # a phrase's modifiers at or above this are common ("summer" 5.23)
+    repeat_mentions: int = 3  # a common word mentioned this often is a topic of the conversation
+    category_min_names: int = 2  # a word heading this many catalog names is the tenant's kind of thing
+    df_max_share: float = 0.2  # share of the tenant's users above which a concept is not specific
+    df_min_users: int = 20  # below this many users a share means nothing
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> SpecificityConfig:
+        return cls(common_zipf_en=settings.specificity_common_zipf, common_zipf_zh=settings.specificity_common_zipf_zh,
+                   modifier_zipf=settings.specificity_modifier_zipf, repeat_mentions=settings.specificity_repeat_mentions,
+                   df_max_share=settings.specificity_df_max_share, df_min_users=settings.specificity_df_min_users)
+
+
+def language_reason(key: str, mentions: int, config: SpecificityConfig,
+                    categories: frozenset[str] = frozenset()) -> str | None:
+    """Common in the language and not a recurring topic, or the tenant's own kind of thing."""
+    if not key:
+        return "fragment"
+    if not key.isascii():
+        if any("\u4e00" <= ch <= "\u9fff" for ch in key) and " " not in key:
+            if zipf(key, "zh") >= config.common_zipf_zh and mentions < config.repeat_mentions:
+                return "common_word"
+        return None
+    parts = key.split()
+    if len(parts) == 1:
+        if is_category(key, categories):
+            return "category_word"
+        if LATIN_WORD.match(key) and zipf(key) >= config.common_zipf_en and mentions < config.repeat_mentions:
+            return "common_word"
+        return None
+    head, mods = parts[-1], [p for p in parts[:-1] if p not in STOP_WORDS]
+    meta = meta_keys()
+    generic_head = head in generic_en() or head in STOP_WORDS or (head in meta and head not in categories)
+    if not generic_head or head in categories:
+        return None
+    if all(m in generic_en() or m in filler_en() or m in meta or zipf(m) >= config.modifier_zipf for m in mods):
+        if head in meta and any(m not in filler_en() and m not in generic_en() and m not in meta for m in mods):
+            return None  # "christmas movies", "buddy cop movie": a kind of movie is a preference
+        return "common_phrase"
+    return None
+
+
+def node_reason(node: ConceptNode, config: SpecificityConfig, categories: frozenset[str] = frozenset()) -> str | None:
+    """Why a stored concept is not specific to its user (language and list checks only; the
+    tenant's document frequency is ``df_reason``). Catalog concepts are the tenant's own names
+    and are judged by document frequency only."""
+    if node.in_catalog:
+        return None
+    key = node.key
+    reason = (fragment_reason(node.name) or meta_reason(key)
+              or language_reason(key, node.user_mentions + node.assistant_mentions, config, categories))
+    return "common_word_of_assistant" if reason == "common_word" and node.user_mentions == 0 else reason
+
+
+def df_reason(users_with: int, tenant_users: int, config: SpecificityConfig) -> str | None:
+    """Too common across the tenant's users to say anything about one of them."""
+    if tenant_users < max(1, config.df_min_users):
+        return None
+    return "common_in_tenant" if users_with / tenant_users > config.df_max_share else None
+
+
+def demoted(concepts: Mapping[str, ConceptNode], candidates: Iterable[str], config: SpecificityConfig,
+            categories: frozenset[str] = frozenset(), df: Mapping[str, int] | None = None,
+            tenant_users: int = 0, df_catalog: bool = False, own_words_only: bool = False) -> dict[str, str]:
+    """key -> reason for the candidate concepts that stay out of core and related.
+
+    ``df``: how many of the tenant's ``tenant_users`` users have each key (missing keys are not
+    judged by share). Catalog concepts the user named themselves are judged by share only when
+    ``df_catalog`` (a genre half the users like still says this user likes it).
+    ``own_words_only`` (recommendation blocks): an open-vocabulary concept only the assistant said
+    ("frat house", "toilet jokes" describing a film it suggests) is the assistant's, not a preference
+    of the user's; catalog concepts it suggested stay (what was recommended to this user).
+    """
+    out: dict[str, str] = {}
+    for key in candidates:
+        node = concepts.get(key)
+        if node is None:
+            continue
+        reason = node_reason(node, config, categories)
+        if reason is None and own_words_only and not node.in_catalog and node.user_mentions == 0:
+            reason = "assistant_words"
+        if reason is None and df is not None and key in df and (
+                df_catalog or not node.in_catalog or node.user_mentions == 0):
+            reason = df_reason(df[key], tenant_users, config)
+        if reason is not None:
+            out[key] = reason
+    return out

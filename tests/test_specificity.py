@@ -1,0 +1,102 @@
+"""graphmem/specificity.py: which concepts are specific to a user. Pure, no database.
+
+Golden cases are derived by hand from the rules' definitions (wordfreq Zipf values quoted in
+specificity.py); the words come from the kinds of noise seen in real blocks (issue 13).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from graphmem.extraction.lexical import category_words, fragment_reason, meta_reason
+from graphmem.models import ConceptNode
+from graphmem.specificity import SpecificityConfig, demoted, df_reason, language_reason, node_reason
+
+CFG = SpecificityConfig()
+
+
+@pytest.mark.parametrize("surface,reason", [
+    ("hs", "too_short"), ("si", "too_short"), ("x+a)(x+b", "code_fragment"), ("variable 'b", "unbalanced"),
+    ("f(x", "unbalanced"), ("a=b", "code_fragment"), ("WelI", "typo"), ("recomendashun", "not_a_word"),
+])
+def test_fragments(surface: str, reason: str) -> None:
+    assert fragment_reason(surface) == reason
+
+
+@pytest.mark.parametrize("surface", ["AI", "C++", "C#", "CI/CD", "scikit-learn", "JavaScript", "PyTorch", "LaTeX",
+                                      "jump scares", "80s films", "Python基础", "don't", "numpy"])
+def test_names_are_not_fragments(surface: str) -> None:
+    assert fragment_reason(surface) is None
+
+
+@pytest.mark.parametrize("key", ["recommendation", "accept", "opinion", "chatting", "like", "movie", "film",
+                                 "previous step", "best shot", "good movie", "推荐"])
+def test_meta_words(key: str) -> None:
+    assert meta_reason(key) == "meta_word"
+
+
+@pytest.mark.parametrize("key", ["christmas movie", "horror", "django", "buddy cop movie", "机器学习"])
+def test_not_meta(key: str) -> None:
+    assert meta_reason(key) is None
+
+
+@pytest.mark.parametrize("key", ["process", "return", "feel", "shot", "summer course", "previous step", "portfolio site"])
+def test_common_words_and_phrases_said_once(key: str) -> None:
+    assert language_reason(key, mentions=1, config=CFG) in ("common_word", "common_phrase")
+
+
+@pytest.mark.parametrize("key", ["christmas movie", "jump scare", "80s film", "buddy cop movie", "fraction",
+                                 "machine learning", "data science", "todo app", "python", "故宫", "周杰伦"])
+def test_specific_words_and_phrases_stay(key: str) -> None:
+    assert language_reason(key, mentions=1, config=CFG) is None
+
+
+def test_a_common_word_the_conversation_keeps_coming_back_to_stays() -> None:
+    # "area" (Zipf 5.46) said once is noise; ten times in a lesson on area it is the topic.
+    assert language_reason("area", 1, CFG) == "common_word"
+    assert language_reason("area", CFG.repeat_mentions, CFG) is None
+
+
+def test_chinese_common_words() -> None:
+    assert language_reason("过程", 1, CFG) == "common_word"  # Zipf 5.5
+    assert language_reason("八达岭", 1, CFG) is None
+
+
+def test_category_words_are_heads_of_several_catalog_names() -> None:
+    names = ["Django framework", "Flask framework", "REST API", "RESTful API", "REST APIs", "Python basics",
+             "Scary Movie", "Bee Movie", "neural network", "neural networks", "deploy Django", "Django"]
+    cats = category_words(names)
+    assert {"framework", "api", "movie"} <= cats
+    assert "network" not in cats  # two spellings of one name
+    assert "django" not in cats  # a name itself
+    assert language_reason("framework", 1, CFG, cats) == "category_word"
+    assert language_reason("apis", 1, CFG, cats) == "category_word"
+    # A kind of the tenant's thing is a preference, not noise.
+    assert language_reason("christmas movie", 1, CFG, cats) is None
+
+
+def test_catalog_concepts_are_judged_by_share_only() -> None:
+    node = ConceptNode(key="it", name="It", in_catalog=True, user_mentions=1)
+    assert node_reason(node, CFG) is None
+
+
+def test_document_frequency_needs_enough_users() -> None:
+    assert df_reason(19, 19, CFG) is None  # fewer than df_min_users: a share means nothing
+    assert df_reason(10, 40, CFG) == "common_in_tenant"  # 25 % > 20 %
+    assert df_reason(8, 40, CFG) is None  # exactly 20 % is not above
+
+
+def test_demoted_combines_the_checks() -> None:
+    concepts = {
+        "movie": ConceptNode(key="movie", name="movie", user_mentions=3),
+        "christmas movie": ConceptNode(key="christmas movie", name="christmas movies", user_mentions=1),
+        "taste": ConceptNode(key="taste", name="taste", user_mentions=1),
+        "comedy": ConceptNode(key="comedy", name="comedy", in_catalog=True, user_mentions=1),
+        "cheese": ConceptNode(key="cheese", name="cheese", user_mentions=1),
+        "told": ConceptNode(key="told", name="told", in_catalog=True, user_mentions=0, assistant_mentions=2),
+    }
+    df = {"christmas movie": 1, "comedy": 30, "cheese": 25, "told": 30}
+    out = demoted(concepts, list(concepts), CFG, df=df, tenant_users=100)
+    assert out == {"movie": "meta_word", "taste": "meta_word", "cheese": "common_in_tenant", "told": "common_in_tenant"}
+    # The user named the genre: a share of the tenant does not demote it unless asked.
+    assert demoted(concepts, ["comedy"], CFG, df=df, tenant_users=100, df_catalog=True) == {"comedy": "common_in_tenant"}

@@ -1,0 +1,42 @@
+"""The hand-kept word lists in graphmem/data: well-formed, no duplicates, loaded by the code."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphmem.extraction.lexical import meta_keys
+from graphmem.extraction.normalize import concept_key
+from graphmem.extraction.open_vocab import GENERIC_EN, GENERIC_ZH
+from graphmem.wordlists import entries, words, yaml_data
+
+LISTS = ("generic_en.txt", "generic_zh.txt", "leading_filler_en.txt", "meta_words.txt")
+
+
+@pytest.mark.parametrize("name", LISTS)
+def test_list_has_no_duplicates_and_no_blank_entries(name: str) -> None:
+    items = entries(name)
+    assert items, name
+    dupes = sorted({x for x in items if items.count(x) > 1})
+    assert not dupes, f"{name} lists {dupes} more than once"
+    assert all(x == x.strip() and x for x in items)
+
+
+def test_meta_words_have_no_duplicate_keys() -> None:
+    # Two spellings of one key ("movie", "movies") would be one entry twice.
+    keys = [concept_key(x) for x in entries("meta_words.txt")]
+    assert len(keys) == len(set(keys))
+
+
+def test_code_reads_the_data_files() -> None:
+    assert GENERIC_EN == words("generic_en.txt") and "homework" in GENERIC_EN
+    assert GENERIC_ZH == words("generic_zh.txt") and "电影" in GENERIC_ZH
+    assert {"recommendation", "accept", "opinion", "movie", "previous step", "best shot"} <= meta_keys()
+
+
+def test_title_evidence_file_has_both_languages() -> None:
+    data = yaml_data("title_evidence.yaml")
+    for lang in ("en", "zh"):
+        assert data[lang]["window"] >= 1
+        assert data[lang]["before"] and data[lang]["after"]
+        for side in ("before", "after"):
+            assert len(data[lang][side]) == len(set(data[lang][side])), (lang, side)
