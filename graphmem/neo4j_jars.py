@@ -282,9 +282,12 @@ def fetch(entries: Iterable[LockEntry], cache: Path, repository: str = MAVEN_CEN
     missing = [e for e in entries if cached(e, cache) is None]
     if missing:
         progress = Progress(sum(e.size for e in missing), len(missing), stream)
-        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        pool = ThreadPoolExecutor(max_workers=max(1, workers))
+        try:
             for future in [pool.submit(download, e, cache, repository, progress) for e in missing]:
-                future.result()  # the first failure propagates (the others still finish or fail on their own)
+                future.result()  # the first failure propagates
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)  # on a failure, start no further download
         progress.finish()
     return [cache / e.path for e in entries]
 

@@ -122,7 +122,7 @@ class LocalNeo4j:
         if self.build_mode(java) == "maven":
             self._maven_build()
             return [self.launcher / "target" / "classes", self.launcher / "target" / "lib" / "*"]
-        if not any(Path(p).name.startswith("neo4j-harness") for p in _cached_names(self.settings)):
+        if not _harness_cached(self.settings):
             _say(f"assembling Neo4j 5.26 without Maven: jars from {self.settings.maven_repository} "
                  f"(first run ~150 MB) into {self.settings.jar_cache}, run by {java.describe()}")
         try:
@@ -269,10 +269,9 @@ class LocalNeo4j:
             return "(no log yet)"
 
 
-def _cached_names(settings: Settings) -> list[str]:
-    """Names of the jars already in the cache (to say "downloading" only when something will be)."""
-    cache = Path(settings.jar_cache).expanduser()
-    return [p.name for p in cache.glob("org/neo4j/test/neo4j-harness/*/*.jar")] if cache.is_dir() else []
+def _harness_cached(settings: Settings) -> bool:
+    """Whether a first download has happened (to announce it only then)."""
+    return any(Path(settings.jar_cache).expanduser().glob("org/neo4j/test/neo4j-harness/*/*.jar"))
 
 
 def _alive(pid: int) -> bool:
