@@ -19,8 +19,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from neo4j import exceptions as neo4j_errors
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from graphmem.errors import GraphmemError, InvalidCatalog, StoreUnavailable
 from graphmem.models import ContextResult
@@ -29,6 +29,7 @@ from graphmem.service import GraphMemory
 from graphmem.settings import Settings, get_settings
 
 from .auth import KeyRing, load_keyring
+from .limits import RequestLimits, require_json
 from .metrics import Metrics
 from .schemas import ContextRequest, ErrorResponse, Format, IngestRequest, Scope as ScopeName
 
@@ -65,46 +66,6 @@ Memory = Annotated[GraphMemory, Depends(current_memory)]
 
 def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
-
-
-class BodyLimit:
-    """Answers 413 for bodies over the limit, whether or not Content-Length is sent."""
-
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        for name, value in scope.get("headers", []):
-            if name == b"content-length" and value.isdigit() and int(value) > self.max_bytes:
-                await self._too_large(scope, receive, send)
-                return
-        seen = 0
-
-        async def limited() -> Message:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    raise _BodyTooLarge()
-            return message
-
-        try:
-            await self.app(scope, limited, send)
-        except _BodyTooLarge:
-            await self._too_large(scope, receive, send)
-
-    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = error_response(413, "BODY_TOO_LARGE", f"the request body is larger than {self.max_bytes} bytes")
-        await response(scope, receive, send)
-
-
-class _BodyTooLarge(Exception):
-    pass
 
 
 def create_app(settings: Settings | None = None, memory: GraphMemory | None = None) -> FastAPI:
@@ -144,6 +105,10 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
         version="0.1.0",
         description="Graph memory for AI agents: send turns, get a scoped, token-budgeted context block.",
         lifespan=lifespan,
+        # A redirect of a mutating request lands on another resource (DELETE /v1/users/a/concepts/..
+        # normalised to DELETE /v1/users/a/ and redirected to DELETE /v1/users/a): no redirects at all,
+        # a path that does not match is a 404 in the error shape.
+        redirect_slashes=False,
     )
     app.state.metrics = metrics
     app.state.keyring = keyring
@@ -156,6 +121,9 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
         # The Browser's fetch of a guide sends these and needs the preflight answered.
         allow_headers=["cache-control", "pragma"],
     )
+
+    # Added before `observe`, so it runs inside it: refusals are counted and carry the worker header.
+    app.add_middleware(RequestLimits, max_body_bytes=settings.max_body_bytes, max_url_bytes=settings.max_url_bytes)
 
     worker_id = str(os.getpid())
 
@@ -170,8 +138,6 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
         # Which API process answered: with `graphmem serve --workers N`, tells the workers apart in logs.
         response.headers["X-Graphmem-Worker"] = worker_id
         return response
-
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
 
     # -- errors: one shape everywhere ---------------------------------------------------
 
@@ -233,7 +199,9 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
     def readyz() -> JSONResponse:
         mem = state["memory"]
         body = mem.ready() if mem else {"neo4j": False, "schema": False, "models": False, "ready": False}
-        return JSONResponse(body, status_code=200 if body["ready"] else 503)
+        if body["ready"]:
+            return JSONResponse(body)
+        return JSONResponse(body, status_code=503, headers={"Retry-After": "5"})
 
     @app.get("/metrics", tags=["ops"], summary="Prometheus metrics", response_class=PlainTextResponse)
     def metrics_endpoint() -> Response:
@@ -241,7 +209,9 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
 
     # -- turns ----------------------------------------------------------------------------
 
-    @app.post("/v1/users/{user_id}/turns", tags=["memory"], responses=ERRORS,
+    @app.post("/v1/users/{user_id}/turns", tags=["memory"], dependencies=[Depends(require_json)],
+              responses={**ERRORS, 409: {"model": ErrorResponse, "description": "TURN_ID_CONFLICT / USER_ERASED"},
+                         415: {"model": ErrorResponse, "description": "Not a JSON body"}},
               summary="Ingest turns (idempotent by turn id)")
     def post_turns(user_id: UserId, body: IngestRequest, tenant: Tenant, mem: Memory) -> dict[str, Any]:
         result = mem.ingest(tenant, user_id, body.session_id, body.turns)
@@ -275,7 +245,9 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
         return _context(mem, tenant, user_id, req)
 
     @app.post("/v1/users/{user_id}/context", tags=["context"], response_model=ContextResult,
-              responses={**ERRORS, 409: {"model": ErrorResponse, "description": "CONTEXT_LOOP_DETECTED"}},
+              dependencies=[Depends(require_json)],
+              responses={**ERRORS, 409: {"model": ErrorResponse, "description": "CONTEXT_LOOP_DETECTED"},
+                         415: {"model": ErrorResponse, "description": "Not a JSON body"}},
               summary="The context block, with the prompt being assembled (loop detection)")
     def post_context(user_id: UserId, body: ContextRequest, tenant: Tenant, mem: Memory) -> dict[str, Any]:
         return _context(mem, tenant, user_id, body)
@@ -304,6 +276,12 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
             raise
         metrics.compaction_runs.labels("ok").inc()
         return run
+
+    @app.delete("/v1/users/{user_id}/concepts", tags=["memory"], responses=ERRORS,
+                summary="Forget one concept for this user, named in the query (no path encoding needed)")
+    def delete_concept_by_query(user_id: UserId, tenant: Tenant, mem: Memory,
+                                name: Annotated[str, Query(min_length=1, max_length=200)]) -> dict[str, Any]:
+        return mem.forget(tenant, user_id, name)
 
     @app.delete("/v1/users/{user_id}/concepts/{concept:path}", tags=["memory"], responses=ERRORS,
                 summary="Forget one concept for this user (turns are kept)")
@@ -336,16 +314,15 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
                 raise InvalidCatalog("upload the concepts CSV as the form field `concepts`")
             concepts_bytes = await concepts.read()
             edges_bytes = await edges.read() if edges is not None and not isinstance(edges, str) else None
-            catalog = parse_catalog(concepts_bytes, "csv", edges_csv=edges_bytes)
+            # Parsing is CPU work on untrusted input: never on the event loop (every tenant waits on it).
+            catalog = await run_in_threadpool(parse_catalog, concepts_bytes, "csv", edges_csv=edges_bytes)
         else:
             fmt = {"application/json": "json", "application/yaml": "yaml", "application/x-yaml": "yaml",
                    "text/yaml": "yaml", "text/csv": "csv"}.get(content_type)
             if fmt is None:
                 raise InvalidCatalog(f"unsupported content type {content_type!r}; send JSON, YAML, CSV or a "
                                      "multipart upload", code="UNSUPPORTED_MEDIA_TYPE", status=415)
-            catalog = parse_catalog(await request.body(), fmt)
-        from starlette.concurrency import run_in_threadpool
-
+            catalog = await run_in_threadpool(parse_catalog, await request.body(), fmt)
         return await run_in_threadpool(mem.put_catalog, tenant, catalog)
 
     @app.get("/v1/catalog", tags=["catalog"], responses=ERRORS, summary="The tenant's catalog")

@@ -28,9 +28,10 @@ class ContextRequest(BaseModel):
 
     focus: str | None = Field(default=None, max_length=20_000, description="the current question")
     scope: Scope = "learning"
-    max_tokens: int | None = Field(default=None, ge=1, le=100_000)
+    # Strict: `true` and "100" are not token budgets, "true" and 1 are not booleans (JSON has the types).
+    max_tokens: int | None = Field(default=None, ge=1, le=100_000, strict=True)
     format: Format = "xml"
-    evidence: bool = False
+    evidence: bool = Field(default=False, strict=True)
     tag: str | None = Field(default=None, max_length=64, description="custom tag name (an XML name)")
     prompt: str | None = Field(default=None, max_length=2_000_000,
                                description="the prompt being assembled, for loop detection")

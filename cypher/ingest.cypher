@@ -21,10 +21,11 @@ SET u.locked_at = datetime()
 RETURN u.version AS version;
 
 // name: ingest_existing_turns
-// Which of these turn ids are already stored for the user (a re-sent turn is a no-op).
+// Which of these turn ids are already stored for the user, with what they hold: a re-sent identical turn
+// is a no-op, the same id with other text, role or session is a conflict (turn ids are unique per user).
 UNWIND $turn_ids AS turn_id
 MATCH (t:Turn {tenant: $tenant, user_id: $user_id, id: turn_id})
-RETURN t.id AS turn_id;
+RETURN t.id AS turn_id, t.session_id AS session_id, t.role AS role, t.text AS text;
 
 // name: ingest_prior_turn
 // The session's last stored turn before $before and what it mentioned: a user turn at the head of a

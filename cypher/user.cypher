@@ -60,9 +60,14 @@ WHERE c.in_catalog OR i IS NOT NULL
 RETURN c.key AS key, CASE WHEN c.in_catalog OR i.own_name IS NULL THEN c.name ELSE i.own_name END AS name, c.type AS type, c.in_catalog AS in_catalog, c.critical AS critical;
 
 // name: user_history_size
-// How many turns the user has, their token count (for the compaction ratio) and when the latest was said.
+// How many turns the user has, their token count (for the compaction ratio), when the latest was said,
+// and how many of the user's own turns are in each language ([language, turns] pairs: the block shows
+// concept names in the language the user writes in).
 MATCH (t:Turn {tenant: $tenant, user_id: $user_id})
-RETURN count(t) AS turns, coalesce(sum(t.tokens), 0) AS tokens, max(t.ts).epochMillis AS last_ms;
+WITH t.role = 'user' AS own, t.language AS language, count(t) AS n, sum(t.tokens) AS tokens,
+     max(t.ts).epochMillis AS last_ms
+RETURN coalesce(sum(n), 0) AS turns, coalesce(sum(tokens), 0) AS tokens, max(last_ms) AS last_ms,
+       collect(CASE WHEN own THEN [language, n] END) AS user_languages;
 
 // name: user_write_weights
 // Writes ranked weights and tiers back; the tier is also a label (Core, Related, Compacted) for the Browser.
@@ -209,6 +214,14 @@ CALL (c) {
   RETURN count(i) AS interests
 }
 RETURN provenance, relations, interests;
+
+// name: user_summary_forget
+// "Forget X" also takes X out of the related_to_core_topics summary (its FOLDS link went with the
+// interest; its display name goes here) and recounts, in the same transaction as user_forget_concept.
+MATCH (s:Summary {tenant: $tenant, user_id: $user_id})
+SET s.items = [x IN coalesce(s.items, []) WHERE NOT x IN $names],
+    s.count = COUNT { (s)-[:FOLDS]->() }
+RETURN s.count AS count;
 
 // name: user_erase_turns
 // Right to be forgotten, step 1: the user's turns, sessions and everything hanging off them.

@@ -58,6 +58,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from api.app import create_app
+    from api.http_protocol import JsonErrorHttpProtocol  # the parser's own 400s in the error shape
 
     settings = get_settings()
     LocalNeo4j(settings).start()
@@ -66,9 +67,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     if workers > 1:
         # Each worker process builds its own app from the same GRAPHMEM_* environment. Their caches are
         # per process and keyed by graph and catalog versions, so a write in one is seen by the others.
-        uvicorn.run("api.app:create_app", factory=True, host=host, port=port, workers=workers, log_level="info")
+        uvicorn.run("api.app:create_app", factory=True, host=host, port=port, workers=workers, log_level="info",
+                    http=JsonErrorHttpProtocol)
     else:
-        uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+        uvicorn.run(create_app(settings), host=host, port=port, log_level="info", http=JsonErrorHttpProtocol)
     return 0
 
 
@@ -182,6 +184,16 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(serve=args.serve, host=args.host, port=args.port)
 
 
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    from .mcp_server import serve
+
+    settings = get_settings()
+    serve(settings, tenant=args.tenant, api_url=args.api or settings.api_url,
+          api_key=args.api_key or settings.api_key, http=args.http, host=args.host or settings.mcp_host,
+          port=args.port or settings.mcp_port)
+    return 0
+
+
 def _cmd_explore(args: argparse.Namespace) -> int:
     # Pure text: needs no server, so it works before `graphmem neo4j start` too.
     from .cypher import load_library
@@ -266,6 +278,20 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--concept", default=None, help="concept to trace back to its turns (default: --focus)")
     explore.add_argument("--min-users", type=int, default=1, help="shared interests: hide concepts with fewer users")
     explore.set_defaults(func=_cmd_explore)
+
+    mcp = with_tenant(sub.add_parser(
+        "mcp", help="serve graphmem to MCP hosts (stdio by default, streamable HTTP with --http)",
+        description="In-process by default (loads spaCy and connects to Neo4j itself); --api URL talks to a "
+                    "running graphmem API instead. Over stdio the tenant is --tenant (or --api-key's tenant); "
+                    "over HTTP each caller's bearer key decides it, as in the REST API."))
+    mcp.add_argument("--http", action="store_true", help="streamable HTTP on --host/--port, path /mcp")
+    mcp.add_argument("--host", default=None, help="HTTP host (default GRAPHMEM_MCP_HOST, 127.0.0.1)")
+    mcp.add_argument("--port", type=int, default=None, help="HTTP port (default GRAPHMEM_MCP_PORT, 8001)")
+    mcp.add_argument("--api", default=None, metavar="URL",
+                     help="use a running graphmem API instead of graphmem in-process (default GRAPHMEM_API_URL)")
+    mcp.add_argument("--api-key", default=None,
+                     help="with --api over stdio: the key to send (default GRAPHMEM_API_KEY)")
+    mcp.set_defaults(func=_cmd_mcp)
 
     demo = sub.add_parser("demo", help="start Neo4j and the API, load the demo learners, print their blocks")
     demo.add_argument("--serve", action="store_true", help="keep serving after the demo")

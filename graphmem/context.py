@@ -8,10 +8,10 @@ budgeting happen in :mod:`graphmem.render`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from graphmem.errors import InvalidInput
 from graphmem.gaps import GapConfig, find_gaps
@@ -20,9 +20,6 @@ from graphmem.ranking import Ranking, sort_keys, top_keys
 
 if TYPE_CHECKING:
     from graphmem.settings import Settings
-
-
-T = TypeVar("T")
 
 
 class Scope(str, Enum):
@@ -93,6 +90,15 @@ class ContextConfig:
         return cls(threshold=settings.threshold, gap_depth=settings.gap_depth, core_size=settings.core_size)
 
 
+# Reason markers: a concept the user has a stance about is shown once, where it helps most, with
+# the marker saying why (rendered "JavaScript (struggling)"; JSON {"name": ..., "reason": ...}).
+STRUGGLING = "struggling"  # a current or core topic the user said confuses them
+CONFUSED = "confused"  # a gap (or related concept) the user said confuses them
+DISLIKES = "dislikes"  # a disliked concept shown outside `avoid` (a focus, a gap)
+# Where a concept goes when several sections want it, first wins (see select_context).
+PLACEMENT_ORDER: tuple[str, ...] = ("current_topic", "core_topics", "knowledge_gaps", "related_concepts", "avoid")
+
+
 @dataclass(frozen=True)
 class ContextItem:
     key: str
@@ -101,6 +107,8 @@ class ContextItem:
     tier: Tier | None
     reason: str
     evidence: tuple[str, ...] = ()
+    # One of STRUGGLING / CONFUSED / DISLIKES, or None: the short reason the block shows.
+    marker: str | None = None
 
 
 @dataclass(frozen=True)
@@ -176,6 +184,15 @@ def _pools(graph: UserGraph, ranking: Ranking, tiers: Mapping[str, Tier], sc: Sc
                   tuple(disliked))
 
 
+def marker_for(section: str, stance: Stance | None) -> str | None:
+    """The reason marker of a concept with ``stance`` shown in ``section`` (None: no marker)."""
+    if stance is Stance.confused:
+        return STRUGGLING if section in ("current_topic", "core_topics") else CONFUSED
+    if stance is Stance.dislikes and section != "avoid":
+        return DISLIKES
+    return None
+
+
 def select_context(
     graph: UserGraph,
     ranking: Ranking,
@@ -183,39 +200,70 @@ def select_context(
     focus_keys: Sequence[str],
     scope: Scope | str,
     config: ContextConfig,
+    names: Mapping[str, str] | None = None,
 ) -> ContextSelection:
     """Pick and order the concepts of a block.
 
+    * ``current_topic`` (learning): the focus keys, in the given order;
     * ``core_topics``: tier ``core``, heaviest first; when there are fewer
       than ``config.core_size`` (learning and general scopes), the heaviest
       other mentioned, not disliked concepts follow, up to ``core_size`` (the
       conversation's topics, below the threshold or not the user's own);
-    * ``related_concepts``: tier ``related``, not disliked; neighbours of a
-      core topic first, each group heaviest first;
     * ``knowledge_gaps`` (learning): :func:`graphmem.gaps.find_gaps` from the
       focus topics, or the core topics when there is no focus;
-    * ``current_topic`` (learning): the focus keys, in the given order;
+    * ``related_concepts``: tier ``related``, not disliked; neighbours of a
+      core topic first, each group heaviest first;
     * ``avoid`` (recommendation): disliked concepts, heaviest first.
 
-    Order ties are broken by (name, key), so the same input always gives the
-    same selection. Focus keys that are not in the graph are ignored (the
-    caller resolves focus text to keys).
+    One concept, one place: a concept several sections want is shown only in
+    the first of :data:`PLACEMENT_ORDER` (current topic, core topics, gaps,
+    related, avoid), with a reason marker when the user's stance explains it
+    (:func:`marker_for`): a current or core topic the user is confused by is
+    ``struggling`` there and is not repeated as a gap; a gap the user is
+    confused by is ``confused``. A core topic that is a gap the user is *not*
+    confused by (the user never showed it: the tutor named it) goes to the
+    gaps only. A name already shown (two keys with one display name) is not
+    shown again.
+
+    ``names`` maps keys to display names (:mod:`graphmem.names`: the user's
+    language); other concepts show their graph name. Order ties are broken by
+    (name, key) of the graph, so the same input always gives the same
+    selection. Focus keys that are not in the graph are ignored (the caller
+    resolves focus text to keys).
     """
     sc = parse_scope(scope)
     wanted = SCOPE_SECTIONS[sc]
     cap = config.max_items_per_section
     concepts = graph.concepts
+    shown_names = names or {}
     # Everything but gaps and the current topic is the same for every focus: ordered once per
     # ranked graph (a 10,000-concept user otherwise re-sorts its related concepts per request).
     pools = ranking.derived(("context_pools", sc, config.core_size), lambda: _pools(graph, ranking, tiers, sc, config),
                             of=(graph, tiers))
+    limit = None if cap is None else max(0, cap)
+    placed: set[str] = set()  # keys shown so far, in placement order
+    placed_names: set[str] = set()  # their display names, casefolded
 
-    def item(k: str, reason: str) -> ContextItem:
-        node = concepts[k]
-        return ContextItem(k, node.name, ranking.weight(k), tiers.get(k, node.tier), reason, tuple(node.evidence))
-
-    def capped(xs: list[T]) -> list[T]:
-        return xs if cap is None else xs[: max(0, cap)]
+    def take(section: str, candidates: Iterable[tuple[str, str]]) -> tuple[ContextItem, ...]:
+        out: list[ContextItem] = []
+        for k, reason in candidates:
+            if limit is not None and len(out) >= limit:
+                break
+            node = concepts[k]
+            name = shown_names.get(k, node.name)
+            folded = name.casefold()
+            if k in placed or folded in placed_names:
+                continue
+            placed.add(k)
+            placed_names.add(folded)
+            marker = marker_for(section, node.stance)
+            if marker in (STRUGGLING, CONFUSED) and "confuses them" not in reason:
+                reason = f"{reason}; user said it confuses them"
+            elif marker == DISLIKES:
+                reason = f"{reason}; user said they dislike it"
+            out.append(ContextItem(k, name, ranking.weight(k), tiers.get(k, node.tier), reason,
+                                   tuple(node.evidence), marker))
+        return tuple(out)
 
     core, below = list(pools.core), pools.below
     core_reason = "interest" if sc is Scope.recommendation else "core topic"
@@ -223,34 +271,30 @@ def select_context(
 
     focus = [k for k in dict.fromkeys(focus_keys) if k in concepts]
     if "current_topic" in wanted:
-        sections["current_topic"] = tuple(item(k, "focus of the current question") for k in capped(focus))
+        sections["current_topic"] = take("current_topic", ((k, "focus of the current question") for k in focus))
 
-    if "core_topics" in wanted:
-        sections["core_topics"] = tuple(
-            item(k, f"{'topic of the conversation, below the threshold' if k in below else core_reason} (rank {i + 1})")
-            for i, k in enumerate(capped(core)))
-
-    # Gaps are found first: a concept listed as a gap (or as the current topic) is not
-    # repeated under related_concepts, where it would cost tokens and blur the message.
-    gap_keys: list[str] = []
+    gaps = []
     if "knowledge_gaps" in wanted:
         roots = focus if focus else core
         gaps = find_gaps(graph, ranking, roots, GapConfig(config.threshold, config.gap_depth))
-        sections["knowledge_gaps"] = tuple(item(g.key, g.reason) for g in capped(gaps))
-        gap_keys = [i.key for i in sections["knowledge_gaps"]]
+    # A gap the user has not said confuses them was never shown by the user (only the assistant
+    # named it, or long ago): it is a gap, not one of their topics. A confused one stays a topic,
+    # marked struggling, and is not repeated as a gap.
+    plain_gaps = {g.key for g in gaps if not g.confused}
+
+    if "core_topics" in wanted:
+        ranked_core = [k for k in core if k not in placed and k not in plain_gaps]
+        sections["core_topics"] = take("core_topics", (
+            (k, f"{'topic of the conversation, below the threshold' if k in below else core_reason} (rank {i + 1})")
+            for i, k in enumerate(ranked_core)))
+
+    if "knowledge_gaps" in wanted:
+        sections["knowledge_gaps"] = take("knowledge_gaps", ((g.key, g.reason) for g in gaps))
 
     if "related_concepts" in wanted:
-        shown_elsewhere = set(gap_keys) | (set(focus) if "current_topic" in wanted else set())
-        limit = None if cap is None else max(0, cap)
-        chosen: list[tuple[str, str]] = []
-        for k, why in pools.related:
-            if limit is not None and len(chosen) >= limit:
-                break
-            if k not in shown_elsewhere:
-                chosen.append((k, why))
-        sections["related_concepts"] = tuple(item(k, why) for k, why in chosen)
+        sections["related_concepts"] = take("related_concepts", pools.related)
 
     if "avoid" in wanted:
-        sections["avoid"] = tuple(item(k, "user said they dislike it") for k in capped(list(pools.disliked)))
+        sections["avoid"] = take("avoid", ((k, "user said they dislike it") for k in pools.disliked))
 
     return ContextSelection(sc, {name: sections[name] for name in wanted})

@@ -85,6 +85,22 @@ def _wait_ready(client: httpx.Client, timeout_s: float = 180.0) -> None:
     raise RuntimeError("the API did not become ready in time; see the log above")
 
 
+def mcp_instructions(base: str, key: str | None, settings: Settings) -> str:
+    """How to point an MCP host (Claude Desktop, Cursor, ...) at this running service."""
+    graphmem_cmd = str(Path(sys.executable).with_name("graphmem"))
+    server: dict[str, Any] = {"command": graphmem_cmd, "args": ["mcp", "--api", base]}
+    if key:
+        server["env"] = {"GRAPHMEM_API_KEY": "<your key>"}
+    config = json.dumps({"mcpServers": {"graphmem": server}}, indent=2)
+    return f"""Point an MCP host at it (stdio; the host starts this command). Add to the host's config:
+{config}
+  (or without the API: "args": ["mcp", "--tenant", "{settings.default_tenant}"] runs graphmem in-process)
+  Over HTTP instead: {graphmem_cmd} mcp --http --port {settings.mcp_port}   then connect the host to
+  http://127.0.0.1:{settings.mcp_port}/mcp{" with Authorization: Bearer <key>" if key else ""}
+  Python: from graphmem.client import GraphMemClient; GraphMemClient("{base}"{', api_key="<key>"' if key else ""})
+"""
+
+
 def run_demo(serve: bool = False, host: str | None = None, port: int | None = None,
              settings: Settings | None = None) -> int:
     import uvicorn
@@ -97,7 +113,9 @@ def run_demo(serve: bool = False, host: str | None = None, port: int | None = No
     LocalNeo4j(settings).start()
 
     app = create_app(settings)
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    from api.http_protocol import JsonErrorHttpProtocol
+
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", http=JsonErrorHttpProtocol))
     thread = threading.Thread(target=server.run, name="graphmem-api", daemon=True)
     thread.start()
     base = f"http://{host}:{port}"
@@ -134,6 +152,7 @@ Explore the graph in the Neo4j Browser: http://127.0.0.1:{settings.neo4j_http_po
   MATCH (u:User {{tenant: '{settings.default_tenant}', id: '{user}'}})-[:HAS_INTEREST]->(i)-[:ABOUT]->(c:Concept)
   RETURN u, i, c
 """)
+    print(mcp_instructions(base, next(iter(keys)) if keys else None, settings))
     if serve:
         _say(f"serving on {base}; press Ctrl-C to stop (Neo4j keeps running: `graphmem neo4j stop`)")
         try:

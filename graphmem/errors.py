@@ -56,3 +56,10 @@ class StoreUnavailable(GraphmemError):
 class ModelMissing(GraphmemError):
     code = "SPACY_MODEL_MISSING"
     status = 503
+
+
+class TurnIdConflict(GraphmemError):
+    """A turn id already stored for the user with other text, role or session."""
+
+    code = "TURN_ID_CONFLICT"
+    status = 409

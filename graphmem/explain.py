@@ -43,6 +43,8 @@ class Explanation:
     # Filled in by the store.
     spans: tuple[dict[str, Any], ...] = ()
     stance_history: tuple[dict[str, Any], ...] = ()
+    # The graph's (catalog's) name; ``name`` is the name shown to this user (graphmem.names).
+    canonical_name: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -66,13 +68,15 @@ def explain_concept(
     key: str,
     *,
     max_contributions: int | None = 20,
+    names: Mapping[str, str] | None = None,
 ) -> Explanation:
     """Mentions, stance, weights with the propagation edges, tier and compaction state.
 
     ``tiers`` is the latest plan's tiers; when ``None`` or missing the key, the
     stored ``ConceptNode.tier`` is reported. Contributions with zero amount
     are kept (an edge that carried nothing is still a path), largest first,
-    at most ``max_contributions`` of them.
+    at most ``max_contributions`` of them. ``names`` maps keys to the names shown
+    to this user (:mod:`graphmem.names`); ``canonical_name`` keeps the graph's.
 
     Raises
     ------
@@ -90,7 +94,8 @@ def explain_concept(
         contributions = contributions[:max_contributions]
     return Explanation(
         key=key,
-        name=node.name,
+        name=(names or {}).get(key, node.name),
+        canonical_name=node.name,
         type=node.type,
         in_catalog=node.in_catalog,
         critical=node.critical,

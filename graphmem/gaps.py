@@ -6,7 +6,7 @@ import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from graphmem.models import DEPENDENCY_TYPES, RelationType, Stance, UserGraph
+from graphmem.models import DEPENDENCY_TYPES, ConceptEdge, RelationType, Stance, UserGraph
 from graphmem.ranking import Ranking, TypedPair
 
 # How a dependency A relates to the concept B that depends on it, read from A.
@@ -52,6 +52,24 @@ def dependency_map(pairs: Iterable[TypedPair]) -> dict[str, list[tuple[str, Rela
         else:
             deps.setdefault(p.source, []).append((p.target, p.relation))
     return deps
+
+
+def catalog_dependency_map(edges: Iterable[ConceptEdge]) -> dict[str, tuple[str, ...]]:
+    """``deps[B]`` = the keys B depends on, over a whole catalog's relations (no graph needed).
+
+    The same rule as :func:`dependency_map`; built once per catalog version by the store and
+    attached to every user graph as ``UserGraph.catalog_deps``, so that "presumed known" follows
+    a known concept's ancestors past the loaded 2-hop subgraph.
+    """
+    deps: dict[str, dict[str, None]] = {}
+    for e in edges:
+        if e.source == e.target or e.type not in DEPENDENCY_TYPES:
+            continue
+        if e.type is RelationType.prerequisite:
+            deps.setdefault(e.target, {})[e.source] = None
+        else:
+            deps.setdefault(e.source, {})[e.target] = None
+    return {b: tuple(sorted(a)) for b, a in deps.items()}
 
 
 def _cached_dependency_map(ranking: Ranking) -> dict[str, list[tuple[str, RelationType]]]:
@@ -106,9 +124,13 @@ def find_gaps(
         gap when the user has not shown it (:func:`is_shown`). The walk goes on
         through gaps but stops at shown concepts: a learner who shows a
         prerequisite is presumed to have its own prerequisites. Likewise, what
-        a concept the user says they *know* (stance ``knows``, not a root)
-        depends on, at any depth, is presumed known and is no gap ("I know
-        linear regression" implies its prerequisites). Roots are not
+        a concept the user says they *know* (stance ``knows``) depends on, at
+        any depth, is presumed known and is no gap ("I know linear regression"
+        implies its prerequisites): the walk starts at every known concept,
+        a known root included, never passes through another root, and follows
+        the loaded subgraph's dependencies and the tenant catalog's whole
+        dependency map (``graph.catalog_deps``), so an ancestor three or more
+        hops above a known concept is presumed known too. Roots are not
         gaps unless the user is confused by them (depth 0). Every concept the
         user is confused by is a gap; those no root depends on come last.
 
@@ -167,21 +189,24 @@ class _PresumedKnown:
 
     The closure without roots is derived once per ranked graph. A concept outside it is never
     presumed known; when the roots touch neither it nor the known concepts it is the answer;
-    otherwise one concept is checked by walking up its dependents (not through a root) until a
-    known, non-root concept is met — a few nodes, where recomputing the closure for every
-    focus took ~12 ms on a 10,000-concept user.
+    otherwise one concept is checked by walking up its dependents (not through a non-known root)
+    until a known concept is met — a few nodes, where recomputing the closure for every focus took
+    ~12 ms on a 10,000-concept user. The walk up stays inside the closure: a dependent that leads
+    to a known concept is itself in the closure (or known), so the catalog's other concepts are
+    never visited.
     """
 
     def __init__(self, graph: UserGraph, ranking: Ranking, deps: Mapping[str, list[tuple[str, RelationType]]],
                  knows: tuple[str, ...], roots: set[str]) -> None:
         # The walk passes through confused concepts although they are never presumed known: the
         # roots must miss everything it reached, not only what it kept, for the closure to be exact.
-        reached = ranking.derived("known_reach", lambda: _reach(deps, knows, set()), of=graph)
+        reached = ranking.derived("known_reach", lambda: _reach(deps, knows, set(), graph.catalog_deps), of=graph)
         self.closure = ranking.derived("presumed_known", lambda: _keep_presumable(graph, reached), of=graph)
         self.roots = roots
         self.knows = frozenset(knows)
         self.exact = roots.isdisjoint(reached) and roots.isdisjoint(self.knows)
-        self.up = ranking.derived("dependents_map", lambda: _dependents_map(deps)) if not self.exact else {}
+        self.up = {} if self.exact else ranking.derived(
+            "dependents_map", lambda: _dependents_map(deps, graph.catalog_deps, reached, self.knows), of=graph)
 
     def __contains__(self, key: object) -> bool:
         if key not in self.closure:
@@ -193,40 +218,55 @@ class _PresumedKnown:
         while stack:
             a = stack.pop()
             for b in self.up.get(a, ()):  # b depends on a
-                if b in self.roots or b in seen:
+                if b in seen:
                     continue
                 if b in self.knows:
                     return True
+                if b in self.roots:
+                    continue
                 seen.add(b)
                 stack.append(b)
         return False
 
 
-def _dependents_map(deps: Mapping[str, list[tuple[str, RelationType]]]) -> dict[str, list[str]]:
-    up: dict[str, list[str]] = {}
+def _dependents_map(deps: Mapping[str, list[tuple[str, RelationType]]],
+                    catalog_deps: Mapping[str, tuple[str, ...]] | None,
+                    reached: set[str], knows: frozenset[str]) -> dict[str, list[str]]:
+    """``up[A]`` = the concepts that depend on A, among the known-reach closure and the known concepts."""
+    up: dict[str, dict[str, None]] = {}
     for b, items in deps.items():
         for a, _ in items:
-            up.setdefault(a, []).append(b)
-    return up
+            up.setdefault(a, {})[b] = None
+    if catalog_deps:
+        for b in (*reached, *knows):
+            for a in catalog_deps.get(b, ()):
+                up.setdefault(a, {})[b] = None
+    return {a: list(bs) for a, bs in up.items()}
 
 
 def _presumed_known(graph: UserGraph, deps: Mapping[str, list[tuple[str, RelationType]]], roots: set[str],
                     knows: Iterable[str]) -> frozenset[str]:
-    """Every dependency, at any depth, of a non-root concept the user says they know (``knows``),
-    reached without passing through a root. Concepts the user is confused by are never presumed known.
+    """Every dependency, at any depth, of a concept the user says they know (``knows``, a root
+    included), reached without passing through a root that is not known, over the subgraph's
+    dependencies and the catalog's (``graph.catalog_deps``). Concepts the user is confused by are
+    never presumed known.
     """
-    return _keep_presumable(graph, _reach(deps, knows, roots))
+    return _keep_presumable(graph, _reach(deps, knows, roots, graph.catalog_deps))
 
 
-def _reach(deps: Mapping[str, list[tuple[str, RelationType]]], knows: Iterable[str], roots: set[str]) -> set[str]:
-    stack = [k for k in knows if k not in roots]
+def _reach(deps: Mapping[str, list[tuple[str, RelationType]]], knows: Iterable[str], roots: set[str],
+           catalog_deps: Mapping[str, tuple[str, ...]] | None = None) -> set[str]:
+    known = set(knows)
+    stack = list(known)
     seen: set[str] = set()
+    empty: tuple[str, ...] = ()
     while stack:
         b = stack.pop()
-        for a, _ in deps.get(b, ()):
-            if a not in seen and a not in roots:
+        for a in (*(a for a, _ in deps.get(b, ())), *(catalog_deps.get(b, empty) if catalog_deps else empty)):
+            if a not in seen and (a not in roots or a in known):
                 seen.add(a)
-                stack.append(a)
+                if a not in known:  # a known concept was a start already
+                    stack.append(a)
     return seen
 
 

@@ -9,7 +9,9 @@ those functions run on every request and need no validation.
 from __future__ import annotations
 
 import hashlib
+import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
@@ -60,12 +62,36 @@ class Stance(str, Enum):
 
 
 class ConceptType(str, Enum):
+    """Suggested concept types (what extraction assigns itself). A catalog may use any other
+    short label (movie, genre, person, book, song...): see :func:`check_concept_type`."""
+
     course = "course"
     topic = "topic"
     tool = "tool"
     skill = "skill"
     product = "product"
     category = "category"
+
+
+# A concept type is a label the tenant chooses: 1-32 letters (any script), digits, '_' or '-'.
+# It is stored as a property (Concept.type) and never becomes part of a Cypher string.
+CONCEPT_TYPE_MAX_LENGTH = 32
+_CONCEPT_TYPE = re.compile(rf"[\w-]{{1,{CONCEPT_TYPE_MAX_LENGTH}}}")  # \w: Unicode letters, digits, '_'
+
+
+def check_concept_type(value: object) -> str:
+    """A valid concept type as a plain string; ValueError with a sentence otherwise."""
+    if isinstance(value, Enum):
+        value = value.value
+    if not isinstance(value, str):
+        raise ValueError(f"concept type must be a string, got {type(value).__name__}")
+    if not _CONCEPT_TYPE.fullmatch(value):
+        shown = value if len(value) <= 40 else value[:40] + "…"
+        raise ValueError(
+            f"concept type {shown!r} must be 1-{CONCEPT_TYPE_MAX_LENGTH} letters, digits, '_' or '-' "
+            f"(no spaces), e.g. {', '.join(t.value for t in ConceptType)}, movie, genre, person"
+        )
+    return value
 
 
 class ExtractorName(str, Enum):
@@ -155,12 +181,22 @@ def derive_turn_id(session_id: str, role: str, text: str, ts: datetime | None) -
 # ---------------------------------------------------------------------------
 
 
+def _no_dot_segments(name: str) -> str:
+    """A concept name may be a URL path (DELETE /v1/users/{id}/concepts/{name}): a name with a `.` or `..`
+    segment would be resolved away by clients (`../../victimB` reaches another user). Browsers treat `\\`
+    as `/`. Names with `/` otherwise stay legal ("CI/CD流程")."""
+    if any(part in (".", "..") for part in name.replace("\\", "/").split("/")):
+        raise ValueError(f"{name!r} has a '.' or '..' path segment; such names could address another resource")
+    return name
+
+
 class CatalogConcept(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1, max_length=120)
     aliases: list[str] = Field(default_factory=list)
-    type: ConceptType = ConceptType.topic
+    # Any short label (check_concept_type); the ConceptType values are suggestions.
+    type: str = ConceptType.topic.value
     id: str | None = None
     url: str | None = None
     # A tenant may declare concepts that compaction must never fold away.
@@ -172,12 +208,17 @@ class CatalogConcept(BaseModel):
         cleaned = clean_name(value)
         if not cleaned:
             raise ValueError("concept name is empty after removing control characters")
-        return cleaned
+        return _no_dot_segments(cleaned)
 
     @field_validator("aliases")
     @classmethod
     def _clean_aliases(cls, value: list[str]) -> list[str]:
-        return [a for a in (clean_name(v) for v in value) if a]
+        return [_no_dot_segments(a) for a in (clean_name(v) for v in value) if a]
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _check_type(cls, value: object) -> str:
+        return check_concept_type(value)
 
     @field_validator("id", "url")
     @classmethod
@@ -229,7 +270,7 @@ class Catalog(BaseModel):
 class ConceptMention(BaseModel):
     key: str = Field(min_length=1, max_length=160)
     name: str = Field(min_length=1, max_length=120)
-    type: ConceptType | None = None
+    type: str | None = None  # a catalog's type, or a ConceptType suggestion
     language: str = "en"
     start: int = Field(ge=0)
     end: int = Field(ge=0)
@@ -237,6 +278,11 @@ class ConceptMention(BaseModel):
     extractor: ExtractorName
     confidence: float = Field(ge=0.0, le=1.0)
     in_catalog: bool = False
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _check_type(cls, value: object) -> str | None:
+        return None if value is None else check_concept_type(value)
 
 
 class RelationMention(BaseModel):
@@ -318,6 +364,8 @@ class ContextResult(BaseModel):
     truncated: bool
     dropped: int
     evidence: dict[str, list[str]] = Field(default_factory=dict)
+    # Name -> reason marker ("struggling", "confused", "dislikes") of the items shown with one.
+    reasons: dict[str, str] = Field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump()
@@ -371,3 +419,10 @@ class UserGraph:
     # Turns and token size of the user's raw history, for the compaction ratio.
     history_tokens: int = 0
     turn_count: int = 0
+    # The tenant catalog's whole dependency map (B -> keys B depends on; see gaps.dependency_map),
+    # shared by every user of one catalog version: "presumed known" follows it past the loaded
+    # 2-hop subgraph. None: the subgraph's own edges only.
+    catalog_deps: Mapping[str, tuple[str, ...]] | None = field(default=None, compare=False, repr=False)
+    # The language most of the user's own turns are in ("en", "zh"); None when unknown or tied.
+    # Concepts are displayed in it (graphmem.names).
+    language: str | None = None

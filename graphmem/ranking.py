@@ -327,14 +327,17 @@ class TypedPair(NamedTuple):
 def typed_pairs(graph: UserGraph) -> list[TypedPair]:
     """The graph's edges as propagation channels, deduplicated and ordered.
 
-    Propagation ignores direction, so one channel exists per *unordered* pair
-    of concepts and relation type: the same fact declared by the catalog and by
-    the user, or in both directions, counts once (it is one piece of evidence,
-    and counting it twice would let a catalog double every user's weights).
-    Different relation types between the same pair are different channels and
-    each contributes. Self-loops and edges to concepts missing from
-    ``graph.concepts`` are ignored. Output is sorted, so rankings do not depend
-    on the order the store returned edges in.
+    One channel per *fact*: the same fact declared by the catalog and by the
+    user counts once (it is one piece of evidence, and counting it twice would
+    let a catalog double every user's weights). A directed relation
+    (prerequisite, uses, requires, part_of) is a different fact in each
+    direction, so a mutual pair ``A -prerequisite-> B`` and ``B -prerequisite-> A``
+    is two channels, as the data says (both count in propagation and both are
+    dependencies in gap search). ``related_to`` is symmetric: declared both
+    ways it is still one channel. Different relation types between the same
+    pair are different channels and each contributes. Self-loops and edges to
+    concepts missing from ``graph.concepts`` are ignored. Output is sorted, so
+    rankings do not depend on the order the store returned edges in.
     """
     concepts = graph.concepts
     rows = [
@@ -346,8 +349,9 @@ def typed_pairs(graph: UserGraph) -> list[TypedPair]:
     seen: set[tuple[str, str, RelationType]] = set()
     out: list[TypedPair] = []
     make = tuple.__new__  # skips NamedTuple's Python-level __new__ (hot loop)
+    symmetric = RelationType.related_to
     for src, tgt, rel, _ in rows:
-        ident = (src, tgt, rel) if src < tgt else (tgt, src, rel)
+        ident = (tgt, src, rel) if rel is symmetric and tgt < src else (src, tgt, rel)
         if ident in seen:
             continue
         seen.add(ident)
@@ -427,7 +431,8 @@ def rank_reference(graph: UserGraph, config: RankingConfig) -> Ranking:
     neighbourhood and can be checked by hand. An edge connects its two concepts
     in both directions: ``A -prerequisite-> B`` gives ``B`` ``0.8 × initial(A)``
     and ``A`` ``0.8 × initial(B)``. Parallel edges: see :func:`typed_pairs`
-    (one channel per unordered pair and type; distinct types each contribute).
+    (one channel per fact: a directed type once per direction, ``related_to``
+    once per pair; distinct types each contribute).
 
     Examples
     --------

@@ -18,6 +18,12 @@ ids are escaped the same way and spaces inside an id become ``&#32;``, so the
 suffix is recovered by splitting the item at its *last* ``" (turns: "``.
 JSON output escapes ``< > &`` as ``\\u003c \\u003e \\u0026`` for the same reason
 (the block is pasted into prompts, where a raw ``</tag>`` would read as markup).
+
+Reason markers (:data:`graphmem.context.STRUGGLING` and friends: why a concept
+the user has a stance about is where it is) follow the name:
+``JavaScript (struggling)``, before any evidence suffix; in JSON such an item is
+``{"name": "JavaScript", "reason": "struggling"}`` (plain items stay strings).
+They are part of the rendered text, so the token budget counts them.
 """
 
 from __future__ import annotations
@@ -85,6 +91,16 @@ def _json_safe(text: str) -> str:
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
+class BudgetTooSmall(InvalidInput):
+    """max_tokens is below the smallest block this selection renders to; ``minimum`` is that size."""
+
+    code = "BUDGET_TOO_SMALL"
+
+    def __init__(self, minimum: int, message: str) -> None:
+        super().__init__(message)
+        self.minimum = minimum
+
+
 @dataclass(frozen=True)
 class RenderedBlock:
     block: str
@@ -126,6 +142,8 @@ def check_loop(prompt: str | None, tag: str) -> None:
 
 def _item_text(item: ContextItem, evidence: bool) -> str:
     name = escape_atom(item.name) or escape_atom(item.key) or "&#63;"
+    if item.marker:
+        name = f"{name} ({escape_atom(item.marker)})"
     if evidence and item.evidence:
         return f"{name} (turns: {' '.join(_escape_turn_id(t) for t in item.evidence)})"
     return name
@@ -157,11 +175,17 @@ def _json(tag: str, scope: str, kept: Sequence[tuple[str, list[ContextItem]]], d
             continue
         if evidence:
             obj[section] = [
-                {"name": clean_display(i.name) or clean_display(i.key), "turns": [clean_display(t) for t in i.evidence]}
+                {"name": clean_display(i.name) or clean_display(i.key), "turns": [clean_display(t) for t in i.evidence],
+                 **({"reason": i.marker} if i.marker else {})}
                 for i in items
             ]
         else:
-            obj[section] = [clean_display(i.name) or clean_display(i.key) for i in items]
+            # A plain item is its name; an item with a reason marker is {"name": ..., "reason": ...}.
+            obj[section] = [
+                {"name": clean_display(i.name) or clean_display(i.key), "reason": i.marker} if i.marker
+                else clean_display(i.name) or clean_display(i.key)
+                for i in items
+            ]
     if dropped:
         obj["truncated_context"] = {"reason": TRUNCATION_REASON, "dropped": dropped}
     return _json_safe(json.dumps(obj, ensure_ascii=False, separators=(", ", ": ")))
@@ -194,10 +218,11 @@ def render_block(
     drop order with exact token counts of the rendered text (marker included),
     so the result never exceeds ``max_tokens``.
 
-    When even the empty frame with the truncation marker is larger than
-    ``max_tokens`` (for instance ``max_tokens=0``), that frame is returned
-    with ``over_budget=True`` — the smallest valid block, which says that
-    everything was dropped. ``max_tokens=None`` means no budget.
+    The budget counts everything returned: frame, tag, items and marker.
+    When even the smallest block (the frame, with the truncation marker if
+    anything was dropped) is larger than ``max_tokens``, InvalidInput
+    ``BUDGET_TOO_SMALL`` (422) names that minimum; no block over budget is
+    ever returned. ``max_tokens=None`` means no budget.
 
     The output depends only on the selection (whose order is already
     deterministic), so the same graph renders byte-identical blocks.
@@ -234,7 +259,12 @@ def render_block(
         full_text, full_kept = build(total)
         full_tokens = counter.count(full_text)
         if full_tokens > max_tokens:
-            n, text, kept, tokens, over = total, full_text, full_kept, full_tokens, True
+            # The smallest block that fits: everything dropped (frame + marker), or nothing dropped when
+            # the marker costs more than the items it would replace.
+            minimum = min(tokens, full_tokens)
+            raise BudgetTooSmall(minimum, f"max_tokens={max_tokens} is too small for a {fmt} block with the tag "
+                                 f"{tag_name!r}: it needs at least {minimum} tokens (the frame"
+                                 f"{' and the truncation marker' if minimum == full_tokens and total else ''})")
         else:
             # Invariant: lo does not fit, hi fits.
             lo, hi = 0, total

@@ -23,11 +23,12 @@ from typing import Any
 
 from .compaction import CompactionConfig, CompactionPlan, assign_tiers, compaction_due, plan_compaction
 from .context import ContextConfig, ContextSelection, parse_scope, resolve_tag, select_context
-from .errors import CriticalCompressionFailure, InvalidInput, NotFound
+from .errors import CriticalCompressionFailure, GraphmemError, InvalidInput, NotFound
 from .explain import explain_concept
 from .extraction.catalog_matcher import catalog_keys
 from .extraction.extractor import ConceptExtractor
 from .extraction.normalize import concept_key
+from .ids import check_id
 from .models import (
     Catalog,
     ContextResult,
@@ -42,6 +43,7 @@ from .models import (
     derive_turn_id,
     utc_now,
 )
+from .names import display_names, localized
 from .ranking import Ranking, RankingConfig, rank
 from .render import RenderedBlock, check_loop, render_block
 from .settings import Settings, get_settings
@@ -65,14 +67,8 @@ class RankedUser:
 
 
 def _check_id(value: str, what: str, max_length: int) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInput(f"{what} must be a non-empty string", code=f"INVALID_{what.upper()}")
-    if len(value) > max_length:
-        raise InvalidInput(f"{what} is longer than {max_length} characters", code=f"INVALID_{what.upper()}")
-    if clean_text(value) != value or "\n" in value or "\t" in value:
-        raise InvalidInput(f"{what} contains control characters or invalid code points",
-                           code=f"INVALID_{what.upper()}")
-    return value
+    # The id policy (NFC, no invisible/bidi characters, no '/' in user ids) is graphmem/ids.py.
+    return check_id(value, what, max_length, path_segment=what == "user_id")
 
 
 class GraphMemory:
@@ -90,6 +86,8 @@ class GraphMemory:
         # Rendered blocks keyed by everything they depend on, graph version included (so a write
         # invalidates them): selection (gaps over the whole graph) cost ~40 ms per request at 8,600 concepts.
         self._blocks: OrderedDict[tuple[Any, ...], ContextResult] = OrderedDict()
+        # (tenant, catalog version, language) -> concept key -> display name (graphmem.names).
+        self._names: OrderedDict[tuple[str, int, str], dict[str, str]] = OrderedDict()
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self._guard = threading.Lock()
         self.schema_applied = False
@@ -142,7 +140,7 @@ class GraphMemory:
         for c in catalog.concepts:
             concepts.append({
                 "key": concept_key(c.name), "name": c.name, "aliases": c.aliases,
-                "aliases_text": " | ".join(c.aliases), "type": c.type.value, "id": c.id, "url": c.url,
+                "aliases_text": " | ".join(c.aliases), "type": c.type, "id": c.id, "url": c.url,
                 "critical": c.critical, "language": "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in c.name) else "en",
             })
         relations: dict[Any, list[dict[str, str]]] = {}
@@ -172,6 +170,7 @@ class GraphMemory:
         if len(turns) > self.settings.max_turns_per_call:
             raise InvalidInput(f"at most {self.settings.max_turns_per_call} turns per call", code="BATCH_TOO_LARGE")
         now = utc_now()
+        latest = now + timedelta(seconds=self.settings.max_clock_skew_s)
         prepared: list[tuple[str, str, str, datetime]] = []
         for i, t in enumerate(turns):
             text = clean_text(t.text)
@@ -184,12 +183,25 @@ class GraphMemory:
             ts = t.ts or (now + timedelta(microseconds=i))
             if ts.tzinfo is None:
                 ts = ts.replace(tzinfo=now.tzinfo)
+            if ts > latest:
+                # Recency counts from the user's latest turn: one far-future ts would age every later turn.
+                raise InvalidInput(f"turns[{i}].ts {ts.isoformat()} is in the future (more than "
+                                   f"{self.settings.max_clock_skew_s:g} s ahead of the server clock "
+                                   f"{now.isoformat(timespec='seconds')})", code="TS_IN_FUTURE")
             turn_id = t.turn_id if t.turn_id is not None else derive_turn_id(session_id, t.role, text, t.ts)
             _check_id(turn_id, "turn_id", self.settings.max_id_length)
             prepared.append((turn_id, t.role, text, ts))
+        given = [t.turn_id for t in turns if t.turn_id is not None]
+        repeated = sorted({i for i in given if given.count(i) > 1}) if len(set(given)) < len(given) else []
+        if repeated:
+            # Ids derived from content may repeat (the same text twice is one turn); a client's may not.
+            raise InvalidInput(f"the batch holds turn id(s) {', '.join(map(repr, repeated[:5]))} more than once",
+                               code="DUPLICATE_TURN_ID")
 
-        # Skip extraction for turns already stored (the store re-checks inside its transaction).
-        known = self.store.existing_turn_ids(user, [p[0] for p in prepared])
+        # Skip extraction for turns already stored (the store re-checks inside its transaction); a
+        # stored turn with this id but other text, role or session is a 409 (TURN_ID_CONFLICT).
+        known = self.store.existing_turn_ids(user, [p[0] for p in prepared],
+                                             {p[0]: (session_id, p[1], p[2]) for p in prepared})
         fresh = [p for p in prepared if p[0] not in known]
         extractor = self.extractor(tenant)
         extractor_version = self._extractors[tenant][0]
@@ -207,7 +219,16 @@ class GraphMemory:
         with self._user_lock(user):
             write = self.store.write_ingest(user, session_id, stored)
             if write.accepted:
-                self._rerank_after_write(user, write, extractor_version)
+                try:
+                    self._rerank_after_write(user, write, extractor_version)
+                except GraphmemError as exc:
+                    if exc.code != "USER_NOT_FOUND":
+                        raise
+                    # A DELETE of the user committed between this call's write and its re-rank: the
+                    # turns just written were erased with the user. Say so rather than a bare 404.
+                    raise GraphmemError(f"user {user_id!r} was erased while this call was being processed; "
+                                        "its turns were erased too (send them again to start afresh)",
+                                        code="USER_ERASED", status=409) from exc
         accepted = set(write.accepted)
         edits = [
             TurnEditLog(turn_id=p[0], session_id=session_id, role=p[1], duplicate=p[0] not in accepted,
@@ -325,6 +346,24 @@ class GraphMemory:
         self._remember(user, ranked)
         return ranked
 
+    def display_names(self, tenant: str, catalog_version: int, language: str | None) -> dict[str, str]:
+        """Concept key -> its name in ``language`` (:mod:`graphmem.names`), once per catalog version."""
+        if language is None:
+            return {}
+        cached = self._extractors.get(tenant)
+        if cached is None or cached[0] != catalog_version:
+            self.extractor(tenant)
+            cached = self._extractors[tenant]
+        key = (tenant, cached[0], language)
+        hit = self._names.get(key)
+        if hit is None:
+            hit = display_names(cached[1].catalog, language)
+            with self._guard:
+                self._names[key] = hit
+                while len(self._names) > 256:
+                    self._names.popitem(last=False)
+        return hit
+
     # -- context -----------------------------------------------------------------------
 
     def focus_keys(self, tenant: str, focus: str | None, graph: UserGraph) -> list[str]:
@@ -368,10 +407,9 @@ class GraphMemory:
         if missing:
             # The focus is new to this user: add it and its neighbourhood, keep the cached weights.
             extended = self.store.load_user_graph(user, extra_keys=missing)
-            graph = UserGraph(graph.tenant, graph.user_id, {**extended.concepts, **graph.concepts},
-                              tuple(sorted(set(graph.edges) | set(extended.edges),
-                                           key=lambda e: (e.source, e.target, e.type.value, e.scope))),
-                              graph.now, graph.history_tokens, graph.turn_count)
+            graph = replace(graph, concepts={**extended.concepts, **graph.concepts},
+                            edges=tuple(sorted(set(graph.edges) | set(extended.edges),
+                                               key=lambda e: (e.source, e.target, e.type.value, e.scope))))
             tiers = {**{k: Tier.compacted for k in extended.concepts}, **tiers}
         block_key = (user.tenant, user.user_id, ranked.version, ranked.catalog_version, tuple(keys), sc, fmt,
                      budget, evidence, tag_name)
@@ -380,7 +418,8 @@ class GraphMemory:
                 hit = self._blocks.get(block_key)
             if hit is not None:
                 return hit.model_copy(deep=True)
-        selection = select_context(graph, ranking, tiers, keys, sc, self.context_config)
+        names = self.display_names(tenant, ranked.catalog_version, graph.language)
+        selection = select_context(graph, ranking, tiers, keys, sc, self.context_config, names)
         rendered = render_block(selection, fmt=fmt, scope=sc, tag=tag_name, max_tokens=budget,
                                 counter=self.counter, evidence=evidence)
         result = self._result(selection, rendered, evidence)
@@ -398,6 +437,8 @@ class GraphMemory:
         def names(section: str) -> list[str]:
             return [i.name for i in selection.section(section) if i.key in kept.get(section, set())]
 
+        reasons = {i.name: i.marker for section, items in selection.sections.items() for i in items
+                   if i.marker and i.key in kept.get(section, set())}
         ev: dict[str, list[str]] = {}
         if evidence:
             for items in selection.sections.values():
@@ -407,7 +448,7 @@ class GraphMemory:
             block=rendered.block, tokens=rendered.tokens, format=rendered.format, scope=rendered.scope,
             tag=rendered.tag, core_topics=names("core_topics"), related_concepts=names("related_concepts"),
             knowledge_gaps=names("knowledge_gaps"), current_topic=names("current_topic"), avoid=names("avoid"),
-            truncated=rendered.truncated, dropped=rendered.dropped, evidence=ev,
+            truncated=rendered.truncated, dropped=rendered.dropped, evidence=ev, reasons=reasons,
         )
 
     # -- graph, explain --------------------------------------------------------------
@@ -415,12 +456,14 @@ class GraphMemory:
     def graph(self, tenant: str, user_id: str) -> dict[str, Any]:
         user = self.user(tenant, user_id)
         ranked = self.ranked(user)
+        names = self.display_names(tenant, ranked.catalog_version, ranked.graph.language)
         nodes = []
         for key in sorted(ranked.graph.concepts):
             node = ranked.graph.concepts[key]
             rc = ranked.ranking.get(key)
             nodes.append({
-                "key": key, "name": node.name, "type": node.type, "in_catalog": node.in_catalog,
+                "key": key, "name": names.get(key, node.name), "canonical_name": node.name,
+                "type": node.type, "in_catalog": node.in_catalog,
                 "user_mentions": node.user_mentions, "assistant_mentions": node.assistant_mentions,
                 "stance": node.stance.value if node.stance else None,
                 "initial_weight": rc.initial if rc else 0.0, "propagated_weight": rc.propagated if rc else 0.0,
@@ -429,7 +472,8 @@ class GraphMemory:
             })
         edges = [{"source": e.source, "type": e.type.value, "target": e.target, "scope": e.scope,
                   "confidence": e.confidence} for e in ranked.graph.edges]
-        return {"user_id": user_id, "version": ranked.version, "ranker": ranked.ranking.method,
+        return {"user_id": user_id, "version": ranked.version, "language": ranked.graph.language,
+                "ranker": ranked.ranking.method,
                 "threshold": self.settings.threshold, "nodes": nodes, "edges": edges,
                 "summary": self.store.summary(user)}
 
@@ -455,10 +499,11 @@ class GraphMemory:
         user = self.user(tenant, user_id)
         ranked = self.ranked(user)
         key = self.resolve_concept(tenant, ranked.graph, concept)
-        exp = explain_concept(ranked.graph, ranked.ranking, ranked.tiers, key)
-        name_of = {k: n.name for k, n in ranked.graph.concepts.items()}
+        names = self.display_names(tenant, ranked.catalog_version, ranked.graph.language)
+        exp = explain_concept(ranked.graph, ranked.ranking, ranked.tiers, key, names=names)
         return {
-            "key": exp.key, "name": exp.name, "type": exp.type, "in_catalog": exp.in_catalog,
+            "key": exp.key, "name": exp.name, "canonical_name": exp.canonical_name, "type": exp.type,
+            "in_catalog": exp.in_catalog,
             "critical": exp.critical, "tier": exp.tier.value if exp.tier else None,
             "stored_tier": ranked.graph.concepts[key].tier.value if ranked.graph.concepts[key].tier else None,
             "compacted": exp.compacted, "compacted_at": exp.compacted_at.isoformat() if exp.compacted_at else None,
@@ -466,7 +511,7 @@ class GraphMemory:
             "weights": {"initial": exp.initial, "propagated": exp.propagated, "final": exp.final,
                         "threshold": self.settings.threshold},
             "propagation": [
-                {"from": c.neighbour, "from_name": name_of.get(c.neighbour, c.neighbour), "relation": c.relation.value,
+                {"from": c.neighbour, "from_name": localized(ranked.graph, names, c.neighbour), "relation": c.relation.value,
                  "direction": c.direction, "amount": c.amount}
                 for c in exp.contributions
             ],
@@ -548,7 +593,7 @@ class GraphMemory:
         with self._user_lock(user):
             ranked = self.ranked(user)
             key = self.resolve_concept(tenant, ranked.graph, concept)
-            removed = self.store.forget_concept(user, key)
+            removed = self.store.forget_concept(user, key, names=[ranked.graph.concepts[key].name])
             self._rerank_after_write(user)
         return {"concept": key, "removed": removed}
 

@@ -72,12 +72,26 @@ class Settings(BaseSettings):
     default_tenant: str = "default"
     public_url: str = "http://127.0.0.1:8000"
 
+    # --- MCP server and clients (graphmem mcp, graphmem.client) ---------------------
+    # `graphmem mcp --api` default: a running API to talk to instead of graphmem in-process.
+    api_url: str | None = None
+    # The key `graphmem mcp --api` sends over stdio (over HTTP each caller sends its own).
+    api_key: str | None = None
+    mcp_host: str = "127.0.0.1"
+    mcp_port: int = 8001
+
     # --- input limits ----------------------------------------------------------
     max_id_length: int = 128
     max_text_chars: int = 20_000
     max_turns_per_call: int = 512
     max_body_bytes: int = 5_000_000
     max_name_length: int = 120
+    # Path + query string, in bytes: longer URLs get 414 URI_TOO_LONG in the error shape (uvicorn's own
+    # parser answers plain text only far above this). Long focus text goes in POST /context.
+    max_url_bytes: int = 16_384
+    # A turn's `ts` may be at most this far ahead of the server clock (422 TS_IN_FUTURE): recency counts
+    # from the user's latest turn, so one far-future turn would make every later interest look old.
+    max_clock_skew_s: float = Field(default=300.0, ge=0)
 
     # --- extraction --------------------------------------------------------
     spacy_model: str | None = None

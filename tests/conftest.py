@@ -22,6 +22,10 @@ import pytest
 from graphmem.settings import PROJECT_ROOT, Settings
 from tests.requires import REQUIRE_SHARED_DATA, missing
 
+# The reliability tests send turns dated 2031 (tests/reliability.py FUTURE: recency decay exactly 1, so blocks
+# are bit-identical over time); the default clock-skew allowance (300 s) would refuse them as TS_IN_FUTURE.
+os.environ.setdefault("GRAPHMEM_MAX_CLOCK_SKEW_S", str(10 * 365 * 86_400))
+
 SHARED_DATA = Path(os.environ.get("GRAPHMEM_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data"))
 
 

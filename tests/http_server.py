@@ -11,6 +11,7 @@ import httpx
 import uvicorn
 
 from api.app import create_app
+from api.http_protocol import JsonErrorHttpProtocol
 from graphmem.settings import Settings
 
 
@@ -39,7 +40,8 @@ class RunningAPI:
 def start_api(settings: Settings, ready_timeout_s: float = 180.0) -> RunningAPI:
     port = free_port()
     app = create_app(settings)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                                           http=JsonErrorHttpProtocol))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     api = RunningAPI(f"http://127.0.0.1:{port}", server, thread, app)

@@ -70,6 +70,8 @@ def settings_env(settings: Settings) -> dict[str, str]:
         "GRAPHMEM_NEO4J_BOLT_PORT": str(settings.neo4j_bolt_port),
         "GRAPHMEM_NEO4J_HTTP_PORT": str(settings.neo4j_http_port),
         "GRAPHMEM_NEO4J_PASSWORD": settings.neo4j_password,
+        # FUTURE timestamps must be accepted by the subprocess too (see tests/conftest.py).
+        "GRAPHMEM_MAX_CLOCK_SKEW_S": str(settings.max_clock_skew_s),
         "PYTHONPATH": str(PROJECT_ROOT),
     })
     if settings.neo4j_uri:

@@ -108,7 +108,9 @@ def test_relation_to_unknown_concept() -> None:
     [
         ("{not json", "json", "line 1"),
         ("concepts:\n  - name: A\n   type: [", "yaml", "line"),
-        (json.dumps({"concepts": [{"name": "A", "type": "gadget"}]}), "json", "concepts[0].type"),
+        (json.dumps({"concepts": [{"name": "A", "type": "sci fi"}]}), "json", "concepts[0].type"),
+        (json.dumps({"concepts": [{"name": "A", "type": "x" * 33}]}), "json", "concepts[0].type"),
+        ("name,type\nA,movie;drop\n", "csv", "line 2"),
         (json.dumps({"concepts": [{"name": "A"}, {"name": "a"}]}), "json", "concepts[1]"),
         (json.dumps({"concepts": [{"name": "A", "colour": "red"}]}), "json", "concepts[0].colour"),
         ("name,colour\nA,red\n", "csv", "line 1"),
@@ -126,3 +128,27 @@ def test_errors_say_where(data: str | bytes, fmt: str, needle: str) -> None:
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(InvalidCatalog):
         load_catalog(tmp_path / "nope.json")
+
+
+# ---------------------------------------------------------------------------
+# Concept types are open: any short label, the six built-in ones are suggestions.
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ctype", ["movie", "genre", "person", "book", "song", "sci-fi", "tv_show", "课程", "course"])
+def test_any_short_label_is_a_concept_type(ctype: str) -> None:
+    cat = parse_catalog(json.dumps({"concepts": [{"name": "Alien", "type": ctype}]}), "json")
+    assert cat.concepts[0].type == ctype and type(cat.concepts[0].type) is str
+    cat = parse_catalog(f"name,type\nAlien,{ctype}\n", "csv")
+    assert cat.concepts[0].type == ctype
+
+
+@pytest.mark.parametrize("ctype", ["", "a b", "x" * 33, "movie\u0000", "movie!", "mo.vie", "a/b", "<b>", "a'b", "`x`"])
+def test_concept_types_are_short_labels_without_spaces_or_punctuation(ctype: str) -> None:
+    with pytest.raises(InvalidCatalog) as err:
+        parse_catalog(json.dumps({"concepts": [{"name": "Alien", "type": ctype}]}), "json")
+    assert "concepts[0].type" in err.value.message and "letters, digits" in err.value.message
+
+
+def test_the_default_type_is_topic() -> None:
+    assert parse_catalog(json.dumps({"concepts": [{"name": "Alien"}]}), "json").concepts[0].type == "topic"

@@ -102,6 +102,58 @@ def test_cycles_do_not_hang_and_are_deterministic() -> None:
     assert gaps(g, ["t"]) == [("a", 1), ("c", 1), ("b", 1)]
 
 
+def test_mutual_prerequisites_are_dependencies_both_ways() -> None:
+    # a -prerequisite-> b and b -prerequisite-> a (a 2-cycle the data states): each is a
+    # dependency of the other, whichever is the root and whichever name sorts first.
+    g = graph([node("a", 1), node("b", 1), node("x"), node("y")], [("x", P, "a"), ("a", P, "x"), ("y", P, "b"), ("b", P, "y")])
+    assert gaps(g, ["a"]) == [("x", 1)]
+    assert gaps(g, ["b"]) == [("y", 1)]
+    # requires works the same way: t requires u and u requires t.
+    g = graph([node("t", 1), node("u")], [("t", R, "u"), ("u", R, "t")])
+    assert gaps(g, ["t"]) == [("u", 1)]
+    g = graph([node("t"), node("u", 1)], [("t", R, "u"), ("u", R, "t")])
+    assert gaps(g, ["u"]) == [("t", 1)]
+
+
+def test_ancestors_of_a_known_concept_beyond_the_subgraph_are_presumed_known() -> None:
+    # Catalog chain p4 -> p3 -> p2 -> p1 -> k (prerequisites), and p4 -> r. The user knows k and
+    # asks about r. The store loads 2 hops around k and r: k-p1, p1-p2, r-p4, p4-p3, but not p3-p2,
+    # so in the loaded subgraph p4 does not look like an ancestor of k. The catalog's dependency
+    # map (UserGraph.catalog_deps) says it is: p4 is presumed known, r has no gap.
+    from graphmem.gaps import catalog_dependency_map
+
+    chain = [("p4", P, "p3"), ("p3", P, "p2"), ("p2", P, "p1"), ("p1", P, "k"), ("p4", P, "r")]
+    loaded = [("p1", P, "k"), ("p2", P, "p1"), ("p4", P, "r"), ("p4", P, "p3")]
+    nodes = [node("k", 1, stance=Stance.knows), node("r", 1), node("p1"), node("p2"), node("p3"), node("p4")]
+    subgraph_only = graph(nodes, loaded)
+    assert gaps(subgraph_only, ["r"]) == [("p4", 1)]  # the 2-hop view alone: the old answer
+    deps = catalog_dependency_map(ConceptEdge(a, b, t) for a, t, b in chain)
+    assert deps == {"p3": ("p4",), "p2": ("p3",), "p1": ("p2",), "k": ("p1",), "r": ("p4",)}
+    with_catalog = graph(nodes, loaded, catalog_deps=deps)
+    assert gaps(with_catalog, ["r"]) == []
+    # Through a concept the graph did not even load (p3 missing): still presumed known.
+    without_p3 = graph([n for n in nodes if n.key != "p3"], [e for e in loaded if "p3" not in (e[0], e[2])],
+                       catalog_deps=deps)
+    assert gaps(without_p3, ["r"]) == []
+    # A confused ancestor is never presumed known; a non-known root still blocks the walk.
+    confused = graph([*(n for n in nodes if n.key != "p4"), node("p4", stance=Stance.confused)], loaded,
+                     catalog_deps=deps)
+    assert [k for k, _ in gaps(confused, ["r"])] == ["p4"]
+    assert gaps(with_catalog, ["r", "p2"]) == [("p4", 1)]
+
+
+def test_a_known_root_presumes_its_dependencies_known() -> None:
+    # "I have used NumPy for two years" (knows) and NumPy is a core topic (a root): its
+    # prerequisite is no gap. Another root's own prerequisites still are.
+    g = graph([node("numpy", 2, stance=Stance.knows), node("ml", 1), node("python"), node("prob")],
+              [("python", P, "numpy"), ("numpy", P, "ml"), ("prob", P, "ml")])
+    assert gaps(g, ["numpy", "ml"]) == [("prob", 1)]
+    # python is a prerequisite of ml too: known through numpy, so still no gap.
+    g2 = graph(list(g.concepts.values()), [("python", P, "numpy"), ("python", P, "ml"), ("prob", P, "ml")])
+    assert gaps(g2, ["numpy", "ml"]) == [("prob", 1)]
+    assert gaps(g2, ["ml"]) == [("prob", 1)]
+
+
 def test_unknown_roots_are_ignored() -> None:
     g = graph([node("t", 1), node("x")], [("x", P, "t")])
     assert gaps(g, ["nope", "t"]) == [("x", 1)]
@@ -136,7 +188,7 @@ def _targets(prereqs: dict[str, list[str]]) -> list[str]:
 
 
 def test_metacademy_has_no_two_cycles(metacademy: dict[str, list[str]]) -> None:
-    # The expectation below assumes no A<->B prerequisite pairs (they would be one channel).
+    # The expectation below assumes no A<->B prerequisite pairs (each direction would add a dependency).
     assert not [(t, p) for t, ps in metacademy.items() for p in ps if t in metacademy.get(p, [])]
 
 
@@ -179,14 +231,29 @@ def test_presumed_known_membership_matches_the_full_walk_for_any_roots() -> None
 
     from graphmem.gaps import _cached_dependency_map, _presumed_known, _PresumedKnown, _stance_keys
 
+    from graphmem.gaps import catalog_dependency_map
+
     rnd = random.Random(7)
-    for case in range(150):
+    for case in range(300):
         n = rnd.randint(3, 14)
         keys = [f"c{i}" for i in range(n)]
         stances = [rnd.choice([None, None, Stance.knows, Stance.confused]) for _ in keys]
         nodes = [node(k, rnd.randint(0, 1), stance=s) for k, s in zip(keys, stances, strict=True)]
         edges = [(rnd.choice(keys), rnd.choice([P, R, U]), rnd.choice(keys)) for _ in range(rnd.randint(0, 2 * n))]
-        g = graph(nodes, [e for e in edges if e[0] != e[2]])
+        edges = [e for e in edges if e[0] != e[2]]
+        catalog_deps = None
+        if case % 2:
+            # Half the cases: a tenant catalog larger than the loaded subgraph. Its relations span
+            # the graph's concepts and concepts the graph never loaded (x*), and the graph holds
+            # only some of them (the 2-hop view), as the store builds it.
+            outside = [f"x{i}" for i in range(rnd.randint(0, 6))]
+            everything = keys + outside
+            catalog = [(rnd.choice(everything), rnd.choice([P, R, U]), rnd.choice(everything))
+                       for _ in range(rnd.randint(0, 3 * n))]
+            catalog = [e for e in catalog if e[0] != e[2]]
+            catalog_deps = catalog_dependency_map(ConceptEdge(a, b, t) for a, t, b in catalog)
+            edges += [e for e in catalog if e[0] in keys and e[2] in keys and rnd.random() < 0.5]
+        g = graph(nodes, edges, catalog_deps=catalog_deps)
         r = rank(g, REF)
         deps = _cached_dependency_map(r)
         knows, _ = _stance_keys(g, r)

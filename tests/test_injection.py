@@ -9,6 +9,7 @@ from urllib.parse import quote
 
 import pytest
 
+from graphmem.errors import InvalidInput
 from graphmem.models import TurnIn
 from graphmem.service import GraphMemory
 from graphmem.store import UserRef
@@ -78,10 +79,10 @@ def test_cypher_injection_in_every_field_is_stored_literally(inj, store, sentine
     for i, payload in enumerate(CYPHER):
         uid = payload if "/" not in payload else None
         if uid is None:
-            # A "/" cannot be part of a path segment: the route does not match (a clear 404), nothing runs.
+            # User ids cannot hold "/" (graphmem/ids.py): a clear 422, nothing runs.
             r = client.post(f"/v1/users/{quote(payload, safe='')}/turns",
                             json={"session_id": "s", "turns": [{"role": "user", "text": "Django"}]})
-            assert r.status_code == 404 and r.json()["error"]["code"] == "NOT_FOUND"
+            assert r.status_code == 422 and r.json()["error"]["code"] == "INVALID_USER_ID"
             uid = payload.replace("/", "|")
         path = f"/v1/users/{quote(uid, safe='')}"
         turn = {"turn_id": payload, "role": "user", "ts": FUTURE.format(1),
@@ -91,7 +92,7 @@ def test_cypher_injection_in_every_field_is_stored_literally(inj, store, sentine
         body = r.json()
         assert body["user_id"] == uid and body["session_id"] == payload and body["accepted"] == [payload]
         graph = client.get(f"{path}/graph").json()
-        assert graph["user_id"] == uid and "Django框架" in {n["name"] for n in graph["nodes"]}
+        assert graph["user_id"] == uid and "Django框架" in {n["canonical_name"] for n in graph["nodes"]}
         assert CYPHER[0] in {n["name"] for n in graph["nodes"]}  # a catalog name made of Cypher, literally
         for focus in (payload, PROMPT, "AND OR NOT ~*?"):
             ctx = client.get(f"{path}/context", params={"focus": focus, "evidence": "true"})
@@ -113,17 +114,24 @@ def test_cypher_injection_in_every_field_is_stored_literally(inj, store, sentine
 
 
 def test_injection_through_the_library_with_slashes(settings, store, sentinel):
-    """Ids with "/" cannot be addressed over HTTP (see above); through the library they round-trip too."""
+    """Through the library the payloads round-trip as session and turn ids; as user ids too, except
+    that a user id holding "/" is refused there as over HTTP (INVALID_USER_ID, nothing stored)."""
     mem = GraphMemory(settings, store=store)
     tenant = f"inj-lib-{run_id()}"
     before = tenant_fingerprint(store, sentinel)
     for payload in CYPHER:
-        result = mem.ingest(tenant, payload, payload, [TurnIn(turn_id=payload, text=f"Django {payload}", ts=FUTURE.format(1))])
-        assert result.user_id == payload and result.accepted == [payload]
-        exported = mem.export(tenant, payload)
-        assert exported["user_id"] == payload and exported["turns"][0]["turn_id"] == payload
+        uid = payload
+        if "/" in payload:
+            with pytest.raises(InvalidInput) as exc:
+                mem.ingest(tenant, payload, "s", [TurnIn(turn_id="t", text="Django", ts=FUTURE.format(1))])
+            assert exc.value.code == "INVALID_USER_ID"
+            uid = payload.replace("/", "|")
+        result = mem.ingest(tenant, uid, payload, [TurnIn(turn_id=payload, text=f"Django {payload}", ts=FUTURE.format(1))])
+        assert result.user_id == uid and result.accepted == [payload]
+        exported = mem.export(tenant, uid)
+        assert exported["user_id"] == uid and exported["turns"][0]["turn_id"] == payload
         assert exported["turns"][0]["session_id"] == payload
-        mem.erase(tenant, payload)
+        mem.erase(tenant, uid)
     assert tenant_fingerprint(store, sentinel) == before
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from tests.pure_graphs import NOW, PART, REL, R, U, graph, node, worked_example
+from tests.pure_graphs import NOW, PART, REL, P, R, U, graph, node, worked_example
 
 from graphmem.compaction import CompactionConfig, assign_tiers, plan_compaction
 from graphmem.models import ConceptNode, RelationType, Stance, Tier
@@ -55,11 +55,23 @@ def test_direction_does_not_matter() -> None:
 def test_parallel_edges_same_type_count_once_distinct_types_each_count() -> None:
     g = graph(
         [node("a", 1), node("b")],
-        # a-uses-b twice (once each way) and a-part_of-b: uses counted once (0.6), part_of once (0.5).
-        [("a", U, "b"), ("b", U, "a"), ("a", PART, "b")],
+        # a-related_to-b twice (once each way: related_to is symmetric, one fact) and a-part_of-b:
+        # related_to counted once (0.3), part_of once (0.5).
+        [("a", REL, "b"), ("b", REL, "a"), ("a", PART, "b")],
     )
     assert len(typed_pairs(g)) == 2
-    assert rank(g, REF)["b"].final == pytest.approx(10 * 0.6 + 10 * 0.5)  # 11
+    assert rank(g, REF)["b"].final == pytest.approx(10 * 0.3 + 10 * 0.5)  # 8
+
+
+def test_mutual_directed_pairs_are_two_facts_and_both_count() -> None:
+    # a -prerequisite-> b and b -prerequisite-> a: the data says each is learned before the other
+    # (a 2-cycle). Two channels, not one: b receives 10 × 0.8 twice (hand-computed: 16).
+    g = graph([node("a", 1), node("b")], [("a", P, "b"), ("b", P, "a")])
+    assert sorted(typed_pairs(g)) == [("a", "b", P), ("b", "a", P)]
+    assert rank(g, REF)["b"].final == pytest.approx(16)
+    # The same for uses: a-uses-b and b-uses-a are two channels (2 × 6 = 12).
+    g = graph([node("a", 1), node("b")], [("a", U, "b"), ("b", U, "a")])
+    assert len(typed_pairs(g)) == 2 and rank(g, REF)["b"].final == pytest.approx(12)
 
 
 def test_catalog_and_user_copies_of_one_edge_count_once() -> None:

@@ -12,7 +12,7 @@ from graphmem.context import ContextConfig, Scope, resolve_tag, select_context
 from graphmem.errors import ContextLoopDetected, InvalidInput
 from graphmem.models import Stance, Tier, UserGraph
 from graphmem.ranking import RankingConfig, rank
-from graphmem.render import check_loop, escape_atom, render_block
+from graphmem.render import BudgetTooSmall, check_loop, escape_atom, render_block
 from graphmem.tokens import TokenCounter, UnknownEncoding
 from tests.pure_graphs import P, REL, R, U, graph, node
 
@@ -170,7 +170,9 @@ def test_truncation_drops_lowest_weight_first_and_marks_it() -> None:
 def test_every_section_keeps_its_top_item_while_anything_fits() -> None:
     g = graph([node(f"c{i}", 10 - i) for i in range(10)] + [node("x")], [("x", P, "c0")])
     sel = select(g, ["c0"])
-    frame = render_block(sel, counter=COUNTER, max_tokens=0).tokens
+    with pytest.raises(BudgetTooSmall) as exc:
+        render_block(sel, counter=COUNTER, max_tokens=0)
+    frame = exc.value.minimum
     tops = {name: items[0].key for name, items in sel.sections.items() if items}
     for budget in range(frame, render_block(sel, counter=COUNTER).tokens + 1):
         out = render_block(sel, counter=COUNTER, max_tokens=budget)
@@ -182,19 +184,35 @@ def test_every_section_keeps_its_top_item_while_anything_fits() -> None:
         assert kept_sections <= set(tops)
 
 
-def test_budget_below_frame_returns_the_frame_with_marker() -> None:
+def test_budget_below_frame_is_refused_naming_the_minimum() -> None:
+    # The budget counts everything returned: below the smallest block (frame + marker) nothing is
+    # rendered over budget; the error names the minimum, and at exactly that size the frame comes back.
     sel = select(design_graph(), ["deploy"])
-    out = render_block(sel, counter=COUNTER, max_tokens=3)
-    assert out.over_budget and out.truncated
+    with pytest.raises(BudgetTooSmall) as exc:
+        render_block(sel, counter=COUNTER, max_tokens=3)
+    assert exc.value.code == "BUDGET_TOO_SMALL" and exc.value.status == 422
+    assert f"at least {exc.value.minimum} tokens" in exc.value.message
+    out = render_block(sel, counter=COUNTER, max_tokens=exc.value.minimum)
+    assert out.tokens == exc.value.minimum and out.truncated and not out.over_budget
     assert out.block == (
         '<user_knowledge_context scope="learning">\n'
         f'<truncated_context reason="token_budget" dropped="{out.dropped}"/>\n'
         "</user_knowledge_context>"
     )
     assert out.dropped == sum(len(v) for v in sel.sections.values())
-    # The frame itself is the budget floor: at exactly its size it is not over budget.
-    exact = render_block(sel, counter=COUNTER, max_tokens=out.tokens)
-    assert exact.tokens <= out.tokens and not exact.over_budget
+
+
+@pytest.mark.parametrize("fmt", ["xml", "markdown", "json"])
+def test_the_named_minimum_is_exact(fmt: str) -> None:
+    # The minimum is the smaller of "everything dropped" (frame + marker) and "nothing dropped": with one
+    # short item the marker costs more than the item it would replace.
+    for sel in (select(design_graph(), ["deploy"]), select(graph([node("c0", 10)], []), [])):
+        with pytest.raises(BudgetTooSmall) as exc:
+            render_block(sel, counter=COUNTER, fmt=fmt, max_tokens=0)
+        minimum = exc.value.minimum
+        assert render_block(sel, counter=COUNTER, fmt=fmt, max_tokens=minimum).tokens <= minimum
+        with pytest.raises(BudgetTooSmall):
+            render_block(sel, counter=COUNTER, fmt=fmt, max_tokens=minimum - 1)
 
 
 def test_markdown_and_json() -> None:

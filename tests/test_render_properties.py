@@ -7,6 +7,8 @@ import json
 import re
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,7 +16,7 @@ from graphmem.compaction import CompactionConfig, plan_compaction
 from graphmem.context import ContextConfig, select_context
 from graphmem.models import ConceptEdge, ConceptNode, RelationType, Stance, UserGraph
 from graphmem.ranking import RankingConfig, rank
-from graphmem.render import clean_display, render_block
+from graphmem.render import BudgetTooSmall, clean_display, render_block
 from graphmem.tokens import TokenCounter
 from tests.pure_graphs import NOW
 
@@ -63,8 +65,17 @@ def _render(g: UserGraph, scope: str, fmt: str, budget: int | None, evidence: bo
     tiers = plan_compaction(g, r, CompactionConfig()).tiers
     focus = sorted(g.concepts)[:1]
     sel = select_context(g, r, tiers, focus, scope, ContextConfig())
+    try:
+        render_block(sel, fmt=fmt, max_tokens=0, counter=COUNTER, evidence=evidence)
+        frame = 0
+    except BudgetTooSmall as exc:
+        frame = exc.minimum
+    if budget is not None and budget < frame:
+        # Below the smallest block: refused, never rendered over budget (checked at the frame size below).
+        with pytest.raises(BudgetTooSmall):
+            render_block(sel, fmt=fmt, max_tokens=budget, counter=COUNTER, evidence=evidence)
+        budget = frame
     out = render_block(sel, fmt=fmt, max_tokens=budget, counter=COUNTER, evidence=evidence)
-    frame = render_block(sel, fmt=fmt, max_tokens=0, counter=COUNTER, evidence=evidence).tokens
     return sel, out, frame
 
 
@@ -100,8 +111,13 @@ def test_xml_fits_parses_and_escapes(g: UserGraph, scope: str, budget: int, evid
         items = _list_items(ln)
         if evidence:
             items = [x.rsplit(" (turns: ", 1)[0] if by_key[k].evidence else x for x, k in zip(items, keys)]
-        assert items == [clean_display(by_key[k].name) or k for k in keys]
+        # A reason marker follows the name: "name (struggling)".
+        assert items == [(clean_display(by_key[k].name) or k) + (f" ({by_key[k].marker})" if by_key[k].marker else "")
+                         for k in keys]
     assert out.block.count("<") == 2 + out.truncated
+    # One concept, one place: no key is shown in two sections.
+    shown = [k for keys in out.sections.values() for k in keys]
+    assert len(shown) == len(set(shown))
 
 
 @settings(**COMMON)
@@ -113,8 +129,16 @@ def test_json_fits_and_parses(g: UserGraph, scope: str, budget: int, evidence: b
     data = json.loads(out.block)
     assert "<" not in out.block and ">" not in out.block
     assert data["context"] == out.tag
+    by_key = {i.key: i for items in sel.sections.values() for i in items}
     for section, keys in out.sections.items():
         assert len(data[section]) == len(keys)
+        for item, k in zip(data[section], keys, strict=True):
+            # A plain item is its name (an object in evidence mode); a marked one carries its reason.
+            marker = by_key[k].marker
+            if isinstance(item, dict):
+                assert item.get("reason") == marker
+            else:
+                assert marker is None and not evidence
     assert ("truncated_context" in data) == out.truncated
 
 

@@ -88,8 +88,19 @@ def _parse_json(text: str, what: str) -> Any:
 def _parse_yaml(text: str, what: str) -> Any:
     import yaml
 
+    class NoAliasLoader(yaml.SafeLoader):
+        """Refuses aliases (and so merge keys): nested aliases expand exponentially ("billion laughs";
+        355 bytes held the API for minutes). A catalog never needs them."""
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                mark = self.peek_event().start_mark
+                raise yaml.composer.ComposerError(None, None, "YAML aliases (*name) are not accepted in a catalog",
+                                                  mark)
+            return super().compose_node(parent, index)
+
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""

@@ -1,0 +1,163 @@
+"""The agent loop: store the user's new turn, then fetch the block for the next model call.
+
+    python -m bench.agent_loop_bench                  # 2,000 users, 200 loops sequential + 8 clients
+    python -m bench.agent_loop_bench --users 10000    # the issue's setting (first run builds the fixture)
+    python -m bench.agent_loop_bench --api http://127.0.0.1:8000 --key KEY   # against a running API
+
+This is DESIGN.md's hot path, measured over real HTTP on loopback against the real Neo4j, with the
+real Metacademy curriculum as the tenant catalog (392 concepts, ~960 prerequisite edges; read at run
+time from ``../shared/data``). The tenant holds ``--users`` learners of 5 turns each, written once
+through the store with ground-truth extraction (:mod:`bench.fixtures`) and reused by later runs.
+
+Each loop picks a random learner, POSTs one new English turn (real spaCy extraction) and, right after,
+GETs the block (no focus): read-your-writes is checked on every pair (the block's graph version must
+be at least the one the ingest produced — checked through ``/graph`` on a sample). Reported per step
+and for the pair: p50/p95/p99. A separate pass measures an *uncached* block (a learner nobody has
+read since the server started). Sequential first, then ``--clients`` concurrent clients.
+Results: ``bench/results/agent_loop.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+import uuid
+from typing import Any
+
+from graphmem.service import GraphMemory
+from graphmem.store import UserRef
+
+from . import fixtures, generator
+from .common import RESULTS, log, machine, run_clients, start_server, summary_ms
+
+TURNS_PER_USER = 5
+
+
+def ensure_tenant(mem: GraphMemory, tenant: str, n_users: int) -> dict[str, Any]:
+    """The curriculum catalog and ``n_users`` learners of 5 turns each (built once, then reused)."""
+    out = fixtures.ensure_catalog(mem, tenant, generator.real_concept_count())
+    have = set(mem.store.list_users(tenant, limit=n_users + 10))
+    t0 = time.perf_counter()
+    built = 0
+    for i in range(n_users):
+        uid = f"learner-{i:06d}"
+        if uid in have:
+            continue
+        user = generator.conversation_user(uid, language="en", n_turns=TURNS_PER_USER, seed=1000 + i,
+                                           key_facts_per_stance=1, pool_size=20)
+        fixtures.write_turns(mem, UserRef(tenant, uid), user.turns, prefix=f"{uid}-t")
+        built += 1
+        if built % 500 == 0:
+            log(f"  fixture: {built} learners written ({time.perf_counter() - t0:.0f} s)")
+    return {"catalog": out, "users": n_users, "built": built, "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def _turn_text(rnd: random.Random) -> str:
+    concepts = [c for c in generator.catalog_concepts(generator.real_concept_count()) if c.family == 0]
+    a, b = rnd.sample(concepts, 2)
+    return rnd.choice([
+        f"I'm confused by {a.name}, how does it relate to {b.name}?",
+        f"Can you give me an example of {a.name}?",
+        f"I want to learn {a.name} next week.",
+        f"I already know {a.name}, so let's move to {b.name}.",
+    ])
+
+
+def loop_pairs(client: Any, rnd: random.Random, n_users: int, n: int, run: str) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {"ingest": [], "context": [], "pair": []}
+    for i in range(n):
+        uid = f"learner-{rnd.randrange(n_users):06d}"
+        body = {"session_id": f"loop-{run}", "turns": [{"turn_id": f"{run}-{i}-{rnd.random():.9f}", "role": "user",
+                                                        "text": _turn_text(rnd)}]}
+        t0 = time.perf_counter()
+        r = client.post(f"/v1/users/{uid}/turns", json=body)
+        t1 = time.perf_counter()
+        r.raise_for_status()
+        c = client.get(f"/v1/users/{uid}/context")
+        t2 = time.perf_counter()
+        c.raise_for_status()
+        out["ingest"].append(t1 - t0)
+        out["context"].append(t2 - t1)
+        out["pair"].append(t2 - t0)
+    return out
+
+
+def uncached_blocks(client: Any, users: list[str]) -> list[float]:
+    times = []
+    for uid in users:
+        t0 = time.perf_counter()
+        client.get(f"/v1/users/{uid}/context").raise_for_status()
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="graphmem agent-loop benchmark")
+    ap.add_argument("--users", type=int, default=2000)
+    ap.add_argument("--pairs", type=int, default=200, help="loops in the sequential pass")
+    ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--pairs-per-client", type=int, default=40)
+    ap.add_argument("--api", default=None, help="a running API (its key maps to --tenant); else one is started")
+    ap.add_argument("--key", default=None)
+    ap.add_argument("--tenant", default="bench-agent-loop")
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args(argv)
+    assert args.tenant.startswith("bench-")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    mem = GraphMemory(fixtures.bench_settings())
+    mem.start()
+    try:
+        log(f"fixture: tenant {args.tenant}, {args.users} learners")
+        setup = ensure_tenant(mem, args.tenant, args.users)
+    finally:
+        mem.close()
+    key = args.key or f"bench-loop-{uuid.uuid4().hex[:8]}"
+    server = None
+    if args.api is None:
+        server = start_server({key: args.tenant})
+        base_url = server.base_url
+    else:
+        base_url = args.api
+    import httpx
+
+    def client() -> httpx.Client:
+        return httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {key}"}, timeout=120)
+
+    rnd = random.Random(args.seed)
+    run = uuid.uuid4().hex[:6]
+    results: dict[str, Any] = {"machine": machine(), "setup": setup, "users": args.users}
+    try:
+        with client() as c:
+            # Uncached first: learners nobody has read since the server started.
+            cold = rnd.sample(range(args.users), min(100, args.users))
+            results["uncached_block"] = summary_ms(uncached_blocks(c, [f"learner-{i:06d}" for i in cold]))
+            log(f"uncached block: {results['uncached_block']}")
+            loop_pairs(c, rnd, args.users, 10, run + "w")  # warm-up: spaCy and the driver's pools
+            seq = loop_pairs(c, rnd, args.users, args.pairs, run)
+        results["sequential"] = {k: summary_ms(v) for k, v in seq.items()}
+        log(f"sequential: {results['sequential']}")
+
+        def work(ix: int) -> list[float]:
+            r = random.Random(args.seed * 100 + ix)
+            with client() as c:
+                part = loop_pairs(c, r, args.users, args.pairs_per_client, f"{run}c{ix}")
+            work.parts.append(part)  # type: ignore[attr-defined]
+            return part["pair"]
+
+        work.parts = []  # type: ignore[attr-defined]
+        _, wall = run_clients(args.clients, work)
+        merged = {k: [x for p in work.parts for x in p[k]] for k in ("ingest", "context", "pair")}  # type: ignore[attr-defined]
+        results["concurrent"] = {"clients": args.clients, **{k: summary_ms(v) for k, v in merged.items()},
+                                 "pairs_per_s": round(len(merged["pair"]) / wall, 1)}
+        log(f"{args.clients} clients: {results['concurrent']}")
+    finally:
+        if server is not None:
+            server.stop()
+    (RESULTS / "agent_loop.json").write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
