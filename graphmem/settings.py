@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 import platformdirs
 from pydantic import AliasChoices, Field
@@ -52,6 +53,11 @@ class Settings(BaseSettings):
     neo4j_pagecache: str = "1g"
     neo4j_start_timeout_s: float = 120.0
     launcher_dir: Path = PROJECT_ROOT / "launcher"
+    # How the server is assembled: "maven" (launcher/pom.xml), "fetch" (launcher/jars.lock.json from
+    # Maven Central with Python, no Maven or JDK needed) or "auto" (Maven when it and a Java 17-21 are there).
+    neo4j_build: Literal["auto", "maven", "fetch"] = "auto"
+    jar_cache: Path = Field(default_factory=lambda: Path(platformdirs.user_cache_dir("graphmem")) / "maven")
+    maven_repository: str = "https://repo1.maven.org/maven2"
     cypher_dir: Path = PROJECT_ROOT / "cypher"
 
     # --- API -----------------------------------------------------------------

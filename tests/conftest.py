@@ -2,6 +2,11 @@
 
 `graphmem neo4j start` (or `make test`) starts it; when NEO4J_URI is set the
 tests use that server instead. A missing server is a failure, not a skip.
+
+Missing shared evaluation data or Chromium is a visible skip on a developer's clone and a failure in CI
+(tests/requires.py). Every test whose fixtures reach the server is marked ``neo4j`` and every test that
+reads the shared data ``shared_data`` at collection, so ``-m "not neo4j"`` never starts Neo4j through a
+fixture (autouse ones included).
 """
 
 from __future__ import annotations
@@ -15,12 +20,24 @@ from pathlib import Path
 import pytest
 
 from graphmem.settings import PROJECT_ROOT, Settings
+from tests.requires import REQUIRE_SHARED_DATA, missing
 
 # The reliability tests send turns dated 2031 (tests/reliability.py FUTURE: recency decay exactly 1, so blocks
 # are bit-identical over time); the default clock-skew allowance (300 s) would refuse them as TS_IN_FUTURE.
 os.environ.setdefault("GRAPHMEM_MAX_CLOCK_SKEW_S", str(10 * 365 * 86_400))
 
 SHARED_DATA = Path(os.environ.get("GRAPHMEM_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data"))
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's own -m deselection reads the markers
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        # fixturenames is the closure: fixtures of fixtures and autouse fixtures count too.
+        names = set(getattr(item, "fixturenames", ()))
+        if "neo4j_server" in names:
+            item.add_marker(pytest.mark.neo4j)
+        if "shared_data" in names:
+            item.add_marker(pytest.mark.shared_data)
 
 
 @pytest.fixture(scope="session")
@@ -60,8 +77,9 @@ def tenant() -> str:
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
+    """The shared evaluation data (read at run time, never copied into the repo)."""
     if not SHARED_DATA.is_dir():
-        pytest.fail(f"shared data not found at {SHARED_DATA}; set GRAPHMEM_SHARED_DATA")
+        missing(f"shared evaluation data not found at {SHARED_DATA} (set GRAPHMEM_SHARED_DATA)", REQUIRE_SHARED_DATA)
     return SHARED_DATA
 
 

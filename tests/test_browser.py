@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from graphmem.settings import PROJECT_ROOT, Settings
+from tests.requires import REQUIRE_BROWSER, missing
 
 pytestmark = [pytest.mark.browser, pytest.mark.neo4j]
 
@@ -49,16 +50,30 @@ def core_topics(api, api_tenants, real_demo_tenant) -> set[str]:
     return core
 
 
-def _chromium() -> Any:
-    """A headless Chromium via the Debian chromedriver; failing to start it fails the test, with the reason."""
+def _require_chromium() -> None:
     try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
+        import selenium  # noqa: F401
     except ImportError as exc:
-        pytest.fail(f"selenium is not installed: {exc}")
+        missing(f"selenium is not installed ({exc}); `pip install -e .[test]`", REQUIRE_BROWSER)
     for path in (CHROMIUM, CHROMEDRIVER):
         if not Path(path).exists():
-            pytest.fail(f"{path} is missing: install Debian's chromium and chromium-driver")
+            missing(f"{path} is missing: install Debian's chromium and chromium-driver", REQUIRE_BROWSER)
+
+
+# Session scope: autouse fixtures come first within a scope, so this runs before the session-scoped
+# `api` / `store` and a machine without Chromium skips before Neo4j starts or the demo is loaded.
+@pytest.fixture(scope="session", autouse=True)
+def _chromium_present() -> None:
+    _require_chromium()
+
+
+def _chromium() -> Any:
+    """A headless Chromium via the Debian chromedriver. Missing, it is a visible skip outside CI and a failure
+    in CI (GRAPHMEM_REQUIRE_BROWSER, tests/requires.py); installed but failing to start, it fails the test."""
+    _require_chromium()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     # No internet here: without the background-networking flags Chromium stalls on refused connections.

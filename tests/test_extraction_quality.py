@@ -8,6 +8,7 @@ fails. The data lives outside the repo (../shared/data or $GRAPHMEM_SHARED_DATA)
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,16 +17,24 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "eval"))
 
 import extraction_eval as ev  # noqa: E402
+from tests.requires import REQUIRE_SHARED_DATA, missing  # noqa: E402
 
 from graphmem.extraction import ConceptExtractor  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def data() -> Path:
+def data(shared_data: Path, monkeypatch_module: pytest.MonkeyPatch) -> Path:
+    monkeypatch_module.setenv("GRAPHMEM_SHARED_DATA", str(shared_data))
     try:
         return ev.shared_data_dir()
-    except FileNotFoundError as exc:
-        pytest.fail(str(exc))
+    except FileNotFoundError as exc:  # the folder is there but not all of it
+        missing(str(exc), REQUIRE_SHARED_DATA)
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module() -> Iterator[pytest.MonkeyPatch]:
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp
 
 
 @pytest.fixture(scope="module")

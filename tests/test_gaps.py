@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 from tests.pure_graphs import NOW, P, PART, REL, R, U, graph, node
+from tests.requires import REQUIRE_SHARED_DATA, missing
 
 from graphmem.gaps import GapConfig, find_gaps
 from graphmem.models import ConceptEdge, ConceptNode, RelationType, Stance, UserGraph
@@ -165,16 +165,13 @@ def test_unknown_roots_are_ignored() -> None:
 # so each entry gives the edge prereq_tag -prerequisite-> concept_tag.
 # ---------------------------------------------------------------------------
 
-SHARED = Path(os.environ.get("GRAPHMEM_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
-CONCEPTS = SHARED / "metacademy" / "concepts.jsonl"
-
-
 @pytest.fixture(scope="module")
-def metacademy() -> dict[str, list[str]]:
+def metacademy(shared_data: Path) -> dict[str, list[str]]:
     """tag -> prerequisite tags (only tags that exist), read at test time."""
-    if not CONCEPTS.exists():
-        pytest.fail(f"shared Metacademy data missing at {CONCEPTS} (set GRAPHMEM_SHARED_DATA)")
-    rows = [json.loads(line) for line in CONCEPTS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    concepts = shared_data / "metacademy" / "concepts.jsonl"
+    if not concepts.exists():
+        missing(f"shared Metacademy data missing at {concepts} (set GRAPHMEM_SHARED_DATA)", REQUIRE_SHARED_DATA)
+    rows = [json.loads(line) for line in concepts.read_text(encoding="utf-8").splitlines() if line.strip()]
     tags = {r["tag"] for r in rows}
     return {r["tag"]: list(dict.fromkeys(p["tag"] for p in r["prerequisites"] if p["tag"] in tags)) for r in rows}
 
