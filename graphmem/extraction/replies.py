@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 
 from graphmem.extraction.coreference import MIN_ANTECEDENT_CONFIDENCE
-from graphmem.extraction.stances import ReplyStance
+from graphmem.extraction.stances import ReplyStance, _name_like
 from graphmem.models import ConceptMention, ExtractorName, PriorTurn, StanceMention, TurnExtraction
 
 CONFIDENCE_FACTOR = 0.8
@@ -43,15 +43,16 @@ def attach_replies(texts: Sequence[str], roles: Sequence[str], extractions: Sequ
             out.append(ex)
             last_role = role
             continue
-        own = [m for m in ex.concepts if m.extractor is not ExtractorName.coreference]
+        own = [m for m in ex.concepts if m.extractor is not ExtractorName.coreference and _name_like(m)]
         if own:
             targets = []  # the user moved on to names of their own
-        elif reply is not None and targets and not ex.stances:
+        elif reply is not None and targets:
             chosen = targets[:1] if _SINGULAR.search(text) else targets[:MAX_TARGETS]
             added = [StanceMention(key=m.key, name=m.name, stance=reply.stance, start=reply.start, end=reply.end,
                                    cue=reply.cue, confidence=round(reply.confidence * CONFIDENCE_FACTOR, 3))
                      for m in chosen]
-            ex = ex.model_copy(update={"stances": [*ex.stances, *added]})
+            have = {s.key for s in ex.stances}
+            ex = ex.model_copy(update={"stances": [*ex.stances, *(a for a in added if a.key not in have)]})
         out.append(ex)
         last_role = role
     return out

@@ -18,7 +18,8 @@ import yaml
 from graphmem.models import Stance
 
 LANGUAGES = ("en", "zh")
-CONTEXT_KEYS = ("others", "self", "past", "now", "negators", "hedges", "intensifiers", "clause_breaks")
+CONTEXT_KEYS = ("others", "self", "past", "now", "negators", "hedges", "intensifiers", "clause_breaks", "hypothetical",
+                "thing_subject", "sentiment_ignore")
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class CueClass:
     negated: Stance | None
     pattern: re.Pattern[str]  # anywhere in the clause
     before: re.Pattern[str] | None  # only right before the mention (anchored at the end)
+    question: re.Pattern[str] | None  # what still counts inside a question
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,9 @@ class CueSet:
     hedges: re.Pattern[str]
     intensifiers: re.Pattern[str]
     clause_breaks: re.Pattern[str]
+    hypothetical: re.Pattern[str]
+    thing_subject: re.Pattern[str]
+    sentiment_ignore: re.Pattern[str]
 
 
 def raw(language: str) -> dict[str, Any]:
@@ -69,19 +74,24 @@ def cues(language: str) -> CueSet:
     en = lang == "en"
     flags = re.IGNORECASE
     before = data.get("before_mention") or {}
+    in_q = data.get("in_questions") or {}
     classes = []
     for name in data["order"]:
         spec = data["classes"][name]
         neg = spec.get("negated")
         bm = before.get(name)
+        q = in_q.get(name)
         classes.append(CueClass(
             stance=Stance(name), negated=Stance(neg) if neg else None,
             pattern=re.compile(_alt(spec["cues"], en), flags),
             before=re.compile(rf"(?:{_alt(bm, en)})\s*$", flags) if bm else None,
+            question=re.compile(_alt(q, en), flags) if q else None,
         ))
 
     def ctx(key: str, anchored: bool = False) -> re.Pattern[str]:
-        body = _words(data[key], en)
+        body = _words(data[key], en) if key not in ("hypothetical", "thing_subject") else data[key]
+        if anchored and en:
+            body = f"(?:n'?t|{body})"  # "haven't", "dont": the negation is glued to its verb
         if anchored:  # negation right before a cue: up to two adverbs between ("not really", 不太)
             gap = r"(?:\s+\w+){0,2}\s*$" if en else r"(?:太|怎么|是很|是|再|还|一直|真的|完全|一点也|一点都)?$"
             body = body + gap
@@ -90,7 +100,8 @@ def cues(language: str) -> CueSet:
     return CueSet(
         language=lang, classes=tuple(classes), others=ctx("others"), self_=ctx("self"), past=ctx("past"),
         now=ctx("now"), negators=ctx("negators", anchored=True), hedges=ctx("hedges"),
-        intensifiers=ctx("intensifiers"), clause_breaks=ctx("clause_breaks"),
+        intensifiers=ctx("intensifiers"), clause_breaks=ctx("clause_breaks"), hypothetical=ctx("hypothetical"),
+        thing_subject=ctx("thing_subject"), sentiment_ignore=ctx("sentiment_ignore"),
     )
 
 

@@ -42,6 +42,7 @@ CONF_HEDGED = 0.5
 CONF_NEGATED = 0.6
 CONF_SENTIMENT = 0.6
 CONF_INTENSE = 0.9
+NAME_CONFIDENCE = 0.6  # open-vocabulary noun chunks score 0.5, names and entities more
 VADER_THRESHOLD = 0.3  # |compound| at or above this counts; VADER's own "neutral" band is ±0.05
 
 _EN_SPLIT = re.compile(r"[,;:()\"“”]|\s[-–—]+\s|\.\.+")
@@ -57,6 +58,8 @@ class Clause:
     question: bool
     past: bool
     now: bool
+    sentence_start: int = 0
+    hypothetical: bool = False
 
 
 @dataclass(frozen=True)
@@ -103,25 +106,39 @@ def analyse_turn(text: str, language: str, sentences: list[tuple[int, int]], men
     clauses = split_clauses(src, cs, sentences)
     current: dict[str, tuple[ConceptMention, Decision, bool]] = {}  # key -> (mention, decision, past)
     targets: list[ConceptMention] = []
+    named = False  # has the turn named something of its own yet (a catalog or name-like mention)?
     previous: Decision | None = None
+    pending: Decision | None = None  # a cue before any mention: "One of my favourites is ..., called X"
     reply: ReplyStance | None = None
     cue_mentions: list[tuple[int, int]] = []
+    other = False  # the subject carried from the clause before, within a sentence
+    sentence_start = -1
     for cl in clauses:
+        if cl.sentence_start != sentence_start:
+            sentence_start, other = cl.sentence_start, False
         inside = [m for m in mentions if m.start >= cl.start and m.end <= cl.end]
-        d = decide(src, cs, cl, inside)
+        d, other = decide(src, cs, cl, inside, other)
         if d is not None and inside:
             cued = [m for m in inside if not m.in_catalog and m.start < d.end and d.start < m.end and d.end - d.start < cl.end - cl.start]
             if cued:
                 cue_mentions.extend((m.start, m.end) for m in cued)
                 inside = [m for m in inside if m not in cued]
+        if d is None and cs.language == "en" and not cl.question and not other and (inside or targets or not named):
+            d = _sentiment(src, cs, cl, inside)
+        named = named or any(_name_like(m) for m in inside)
+        if d is not None and d.stance is not None and not named and reply is None:
+            reply = ReplyStance(d.stance, d.start, d.end, text[d.start:d.end], d.confidence)
         if inside:
             if d is None and previous is not None and previous.stance is not None and _is_list_rest(src, cl, inside):
                 d = previous  # "I want to learn Python, Django and Flask": the list shares the stance
-            if d is None and cs.language == "en" and not cl.question and not _other_subject(src, cs, cl.start, inside[0].start):
-                d = _sentiment(src, cl, inside)
-            targets = inside
-        elif d is not None and d.stance is not None and not targets and reply is None:
-            reply = ReplyStance(d.stance, d.start, d.end, text[d.start:d.end], d.confidence)
+                targets = [*targets, *inside]
+            else:
+                if d is None and pending is not None and not cl.question:
+                    d = pending  # "知道，鸟巢的门票…", "One of my favourites is a comedy, called X"
+                targets = inside
+            pending = None
+        elif d is not None and d.stance is not None and not targets:
+            pending = d
         if d is None:
             continue
         previous = d
@@ -139,44 +156,57 @@ def analyse_turn(text: str, language: str, sentences: list[tuple[int, int]], men
     return TurnStances(out, reply, cue_mentions)
 
 
+def _name_like(m: ConceptMention) -> bool:
+    """A name the user chose (catalog, entity, title), not a common noun like "movies" or "suggestions"."""
+    return m.in_catalog or m.confidence >= NAME_CONFIDENCE
+
+
 def split_clauses(src: str, cs: CueSet, sentences: list[tuple[int, int]]) -> list[Clause]:
     out: list[Clause] = []
     splitter = _ZH_SPLIT if cs.language == "zh" else _EN_SPLIT
     for s_start, s_end in sentences or [(0, len(src))]:
         sent = src[s_start:s_end]
-        question = bool(_QUESTION_END.search(sent))
+        asks = bool(_QUESTION_END.search(sent))
         cuts = {0, len(sent)}
         for m in splitter.finditer(sent):
             cuts.update((m.start(), m.end()))
         for m in cs.clause_breaks.finditer(sent):
             cuts.add(m.start())
         bounds = sorted(cuts)
-        for a, b in zip(bounds, bounds[1:]):
+        pieces = [(a, b) for a, b in zip(bounds, bounds[1:]) if sent[a:b].strip(" \t\n,.;:，。；：、")]
+        for n, (a, b) in enumerate(pieces):
             piece = sent[a:b]
-            if not piece.strip():
-                continue
-            out.append(Clause(s_start + a, s_start + b, question, bool(cs.past.search(piece)), bool(cs.now.search(piece))))
+            # A question is the clause that ends in "?"/吗, or the last clause of a sentence that does.
+            question = bool(_QUESTION_END.search(piece)) or (asks and n == len(pieces) - 1)
+            out.append(Clause(s_start + a, s_start + b, question, bool(cs.past.search(piece)), bool(cs.now.search(piece)),
+                              s_start, bool(cs.hypothetical.search(piece))))
     return out
 
 
-def decide(src: str, cs: CueSet, cl: Clause, inside: list[ConceptMention]) -> Decision | None:
-    """The clause's stance from its cues, or None when no cue speaks for the user here."""
+def decide(src: str, cs: CueSet, cl: Clause, inside: list[ConceptMention], other: bool = False) -> tuple[Decision | None, bool]:
+    """The clause's stance from its cues (None: no cue speaks for the user here) and whether its
+    subject is someone other than the user (carried to the next clause of the sentence)."""
     text = src[cl.start : cl.end]
+    last_other, last_self = _subjects(cs, text, len(text))
+    other_here = last_other > last_self if max(last_other, last_self) >= 0 else other
+    if cl.hypothetical:
+        return Decision(None, cl.start, cl.end, CONF_NEGATED), other_here
     hits: list[tuple[int, int, int]] = []  # (start, end, class index), offsets in the clause
     for idx, cc in enumerate(cs.classes):
-        if cl.question and cc.stance is not Stance.confused:
-            continue  # "is it good?" asks; "what is recursion?" shows being lost
-        for m in cc.pattern.finditer(text):
-            if m.end() > m.start():
-                hits.append((m.start(), m.end(), idx))
+        pattern = cc.pattern if not cl.question or cc.stance is Stance.confused else cc.question
+        # "is it good?" asks; "what is recursion?" shows being lost; "anything like Superbad?" names a taste
+        if pattern is not None:
+            for m in pattern.finditer(text):
+                if m.end() > m.start():
+                    hits.append((m.start(), m.end(), idx))
         if cc.before is not None:
             for mention in inside:
                 hit = cc.before.search(text, 0, mention.start - cl.start)
                 if hit is not None and hit.end() > hit.start():
                     hits.append((hit.start(), hit.end(), idx))
     if not hits:
-        return None
-    # Inside a mention a cue is part of a name ("Love Actually", 《喜欢你》), not a stance.
+        return None, other_here
+    # Inside a catalog name a cue is part of the name ("Love Actually", 《喜欢你》), not a stance.
     hits = [h for h in hits if not any(m.in_catalog and m.start - cl.start < h[1] and h[0] < m.end - cl.start for m in inside)]
     # Longest first: an overlapping shorter cue is part of a longer one ("not a fan" holds "fan").
     hits.sort(key=lambda h: (-(h[1] - h[0]), h[2], h[0]))
@@ -189,16 +219,18 @@ def decide(src: str, cs: CueSet, cl: Clause, inside: list[ConceptMention]) -> De
     blocked: Decision | None = None
     for start, end, idx in kept:
         cc = cs.classes[idx]
-        if _other_subject(src, cs, cl.start, cl.start + start):
+        a, b = cl.start + start, cl.start + end
+        o, s_ = _subjects(cs, text, start)
+        someone_else = o > s_ if max(o, s_) >= 0 else other
+        if someone_else and not cs.thing_subject.search(text[start:end]):
             # Someone else's taste: no stance here, and no sentiment guess either.
-            blocked = blocked or Decision(None, cl.start + start, cl.start + end, CONF_NEGATED)
+            blocked = blocked or Decision(None, a, b, CONF_NEGATED)
             continue
         stance: Stance | None = cc.stance
         conf = CONF_STANCE
         lead = text[max(0, start - 24) : start]
         if cs.negators.search(lead):
             stance, conf = cc.negated, CONF_NEGATED
-        a, b = cl.start + start, cl.start + end
         if stance is None:
             blocked = blocked or Decision(None, a, b, CONF_NEGATED)
             continue
@@ -209,17 +241,15 @@ def decide(src: str, cs: CueSet, cl: Clause, inside: list[ConceptMention]) -> De
         rank = (idx, -start)
         if best_rank is None or rank < best_rank:
             best, best_rank = Decision(stance, a, b, conf), rank
-    return best or blocked
+    return best or blocked, other_here
 
 
-def _other_subject(src: str, cs: CueSet, clause_start: int, at: int) -> bool:
-    """Is the subject nearest before `at` (within the clause) someone other than the user?"""
-    lead = src[clause_start:at]
+def _subjects(cs: CueSet, text: str, at: int) -> tuple[int, int]:
+    """End offsets of the last other-person and the last first-person subject word before `at`."""
+    lead = text[:at]
     other = max((m.end() for m in cs.others.finditer(lead)), default=-1)
-    if other < 0:
-        return False
     own = max((m.end() for m in cs.self_.finditer(lead)), default=-1)
-    return other > own
+    return other, own
 
 
 def _is_list_rest(src: str, cl: Clause, inside: list[ConceptMention]) -> bool:
@@ -239,15 +269,18 @@ def _vader() -> Any:
     return SentimentIntensityAnalyzer()
 
 
-def _sentiment(src: str, cl: Clause, inside: list[ConceptMention]) -> Decision | None:
-    """VADER's polarity of the clause with the names masked (a title like "Bad Moms" is no opinion)."""
+def _sentiment(src: str, cs: CueSet, cl: Clause, inside: list[ConceptMention]) -> Decision | None:
+    """VADER's polarity of the clause with the names masked (a title like "Bad Moms" is no opinion)
+    and politeness left out ("thanks", "lol" are no opinion of a concept either)."""
+    if cl.hypothetical:
+        return None
     parts, pos = [], cl.start
     for m in inside:
         parts.append(src[pos : m.start])
         parts.append("it")
         pos = m.end
     parts.append(src[pos : cl.end])
-    masked = "".join(parts)
+    masked = cs.sentiment_ignore.sub(" ", "".join(parts))
     if sum(ch.isalpha() for ch in masked) < 6:
         return None
     score = _vader().polarity_scores(masked)["compound"]
