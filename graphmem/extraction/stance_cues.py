@@ -18,7 +18,7 @@ import yaml
 from graphmem.models import Stance
 
 LANGUAGES = ("en", "zh")
-CONTEXT_KEYS = ("others", "self", "past", "now", "negators", "hedges", "intensifiers", "clause_breaks", "hypothetical",
+CONTEXT_KEYS = ("others", "others_or_things", "self", "past", "now", "negators", "hedges", "intensifiers", "clause_breaks", "hypothetical",
                 "thing_subject", "sentiment_ignore")
 
 
@@ -36,6 +36,7 @@ class CueSet:
     language: str
     classes: tuple[CueClass, ...]  # in priority order
     others: re.Pattern[str]
+    others_or_things: re.Pattern[str]
     self_: re.Pattern[str]
     past: re.Pattern[str]
     now: re.Pattern[str]
@@ -91,14 +92,16 @@ def cues(language: str) -> CueSet:
     def ctx(key: str, anchored: bool = False) -> re.Pattern[str]:
         body = _words(data[key], en) if key not in ("hypothetical", "thing_subject") else data[key]
         if anchored and en:
-            body = f"(?:n'?t|{body})"  # "haven't", "dont": the negation is glued to its verb
+            # "haven't", "dont": the negation is glued to its verb (and "want", "Rent" are no negation)
+            body = rf"(?:(?<![\w'])(?:do|does|did|is|was|are|were|have|has|had|ca|can|could|would|should|wo|ai|must|need)n'?t(?!\w)|{body})"
         if anchored:  # negation right before a cue: up to two adverbs between ("not really", 不太)
-            gap = r"(?:\s+\w+){0,2}\s*$" if en else r"(?:太|怎么|是很|是|再|还|一直|真的|完全|一点也|一点都)?$"
+            gap = (r"(?:\s+(?:really|actually|even|ever|quite|that|too|very|so|particularly|much|exactly|necessarily|always"
+                   r"|all|at|want|wanna|to|be|been|gonna|going|yet|think|feel|seem|a|big|huge|fan|of|the))*\s*$") if en else r"(?:太|怎么|是很|是|再|还|一直|真的|完全|一点也|一点都)?$"
             body = body + gap
         return re.compile(body, flags)
 
     return CueSet(
-        language=lang, classes=tuple(classes), others=ctx("others"), self_=ctx("self"), past=ctx("past"),
+        language=lang, classes=tuple(classes), others=ctx("others"), others_or_things=ctx("others_or_things"), self_=ctx("self"), past=ctx("past"),
         now=ctx("now"), negators=ctx("negators", anchored=True), hedges=ctx("hedges"),
         intensifiers=ctx("intensifiers"), clause_breaks=ctx("clause_breaks"), hypothetical=ctx("hypothetical"),
         thing_subject=ctx("thing_subject"), sentiment_ignore=ctx("sentiment_ignore"),

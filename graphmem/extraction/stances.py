@@ -30,6 +30,7 @@ The caller passes only role=user turns here.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -103,7 +104,7 @@ def extract_stances(text: str, language: str, sentences: list[tuple[int, int]], 
 def analyse_turn(text: str, language: str, sentences: list[tuple[int, int]], mentions: list[ConceptMention]) -> TurnStances:
     cs = cues(language)
     src = _norm_quotes(text)  # same length: spans stay valid
-    clauses = split_clauses(src, cs, sentences)
+    clauses = split_clauses(src, cs, sentences, mentions)
     current: dict[str, tuple[ConceptMention, Decision, bool]] = {}  # key -> (mention, decision, past)
     targets: list[ConceptMention] = []
     named = False  # has the turn named something of its own yet (a catalog or name-like mention)?
@@ -161,7 +162,9 @@ def _name_like(m: ConceptMention) -> bool:
     return m.in_catalog or m.confidence >= NAME_CONFIDENCE
 
 
-def split_clauses(src: str, cs: CueSet, sentences: list[tuple[int, int]]) -> list[Clause]:
+def split_clauses(src: str, cs: CueSet, sentences: list[tuple[int, int]],
+                  mentions: Sequence[ConceptMention] = ()) -> list[Clause]:
+    """Clauses of each sentence; never cut inside a mention ("Kill Bill: Volume 2", "Crazy, Stupid, Love")."""
     out: list[Clause] = []
     splitter = _ZH_SPLIT if cs.language == "zh" else _EN_SPLIT
     for s_start, s_end in sentences or [(0, len(src))]:
@@ -172,7 +175,7 @@ def split_clauses(src: str, cs: CueSet, sentences: list[tuple[int, int]]) -> lis
             cuts.update((m.start(), m.end()))
         for m in cs.clause_breaks.finditer(sent):
             cuts.add(m.start())
-        bounds = sorted(cuts)
+        bounds = sorted(c for c in cuts if not any(m.start < s_start + c < m.end for m in mentions))
         pieces = [(a, b) for a, b in zip(bounds, bounds[1:]) if sent[a:b].strip(" \t\n,.;:，。；：、")]
         for n, (a, b) in enumerate(pieces):
             piece = sent[a:b]
@@ -220,9 +223,9 @@ def decide(src: str, cs: CueSet, cl: Clause, inside: list[ConceptMention], other
     for start, end, idx in kept:
         cc = cs.classes[idx]
         a, b = cl.start + start, cl.start + end
-        o, s_ = _subjects(cs, text, start)
+        o, s_ = _subjects(cs, text, start, text[start:end])
         someone_else = o > s_ if max(o, s_) >= 0 else other
-        if someone_else and not cs.thing_subject.search(text[start:end]):
+        if someone_else:
             # Someone else's taste: no stance here, and no sentiment guess either.
             blocked = blocked or Decision(None, a, b, CONF_NEGATED)
             continue
@@ -244,10 +247,13 @@ def decide(src: str, cs: CueSet, cl: Clause, inside: list[ConceptMention], other
     return best or blocked, other_here
 
 
-def _subjects(cs: CueSet, text: str, at: int) -> tuple[int, int]:
-    """End offsets of the last other-person and the last first-person subject word before `at`."""
+def _subjects(cs: CueSet, text: str, at: int, cue: str = "") -> tuple[int, int]:
+    """End offsets of the last other-person and the last first-person subject word before `at`;
+    "they" counts as another person unless the cue's subject is a thing ("they make sense")."""
     lead = text[:at]
     other = max((m.end() for m in cs.others.finditer(lead)), default=-1)
+    if not cs.thing_subject.search(cue):
+        other = max(other, max((m.end() for m in cs.others_or_things.finditer(lead)), default=-1))
     own = max((m.end() for m in cs.self_.finditer(lead)), default=-1)
     return other, own
 
