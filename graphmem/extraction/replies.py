@@ -44,15 +44,17 @@ def attach_replies(texts: Sequence[str], roles: Sequence[str], extractions: Sequ
             last_role = role
             continue
         own = [m for m in ex.concepts if m.extractor is not ExtractorName.coreference and _name_like(m)]
-        if own:
-            targets = []  # the user moved on to names of their own
-        elif reply is not None and targets:
+        # The reply stance was said before the turn named anything of its own ("I don't like ghost
+        # stories. I hated Poltergeist!"): it is about what the assistant named.
+        if reply is not None and targets:
             chosen = targets[:1] if _SINGULAR.search(text) else targets[:MAX_TARGETS]
             added = [StanceMention(key=m.key, name=m.name, stance=reply.stance, start=reply.start, end=reply.end,
                                    cue=reply.cue, confidence=round(reply.confidence * CONFIDENCE_FACTOR, 3))
                      for m in chosen]
             have = {s.key for s in ex.stances}
             ex = ex.model_copy(update={"stances": [*ex.stances, *(a for a in added if a.key not in have)]})
+        if own:
+            targets = []  # the user moved on to names of their own
         out.append(ex)
         last_role = role
     return out
