@@ -21,10 +21,12 @@ import re
 from collections.abc import Sequence
 
 from graphmem.extraction.coreference import MIN_ANTECEDENT_CONFIDENCE
-from graphmem.extraction.stances import ReplyStance, _name_like
-from graphmem.models import ConceptMention, ExtractorName, PriorTurn, StanceMention, TurnExtraction
+from graphmem.extraction.stance_cues import cues
+from graphmem.extraction.stances import ReplyStance, _name_like, analyse_turn
+from graphmem.models import ConceptMention, ExtractorName, PriorTurn, Stance, StanceMention, TurnExtraction
 
 CONFIDENCE_FACTOR = 0.8
+CONF_AGREE = 0.6
 MAX_TARGETS = 4
 
 _SINGULAR = re.compile(r"\b(?:it|that one|this one|that movie|this movie|that film|this film|that book|that course)\b|这部|那部|这个|那个|这本|那本|它", re.IGNORECASE)
@@ -33,21 +35,34 @@ _SINGULAR = re.compile(r"\b(?:it|that one|this one|that movie|this movie|that fi
 def attach_replies(texts: Sequence[str], roles: Sequence[str], extractions: Sequence[TurnExtraction],
                    replies: Sequence[ReplyStance | None], prior: PriorTurn | None = None) -> list[TurnExtraction]:
     out: list[TurnExtraction] = []
+    opinions: dict[str, StanceMention] = {}  # the assistant's own stance toward what it just named
     targets: list[ConceptMention] = _named(prior.concepts, "en") if prior is not None and prior.role == "assistant" else []
     last_role = prior.role if prior is not None else None
     for text, role, ex, reply in zip(texts, roles, extractions, replies, strict=True):
         if role != "user":
             named = _named(ex.concepts, ex.language)
             if named:
-                targets = named if last_role == "user" or not targets else _merge(targets, named)
+                if last_role == "user" or not targets:
+                    targets, opinions = named, {}
+                else:
+                    targets = _merge(targets, named)
+                said = analyse_turn(text, ex.language, [(0, len(text))], named).stances
+                opinions.update({s.key: s for s in said if s.stance in (Stance.interested, Stance.dislikes)})
             out.append(ex)
             last_role = role
             continue
         own = [m for m in ex.concepts if m.extractor is not ExtractorName.coreference and _name_like(m)]
         # The reply stance was said before the turn named anything of its own ("I don't like ghost
         # stories. I hated Poltergeist!"): it is about what the assistant named.
+        agreed: list[ConceptMention] = []
+        if reply is None and targets and opinions and not own and cues(ex.language).agreement.match(text):
+            # "Anchorman was really good." — "It was.": the user agrees with the assistant's opinion.
+            agreed = [m for m in targets if m.key in opinions]
+            if agreed:
+                reply = ReplyStance(opinions[agreed[0].key].stance, 0, len(text), text, CONF_AGREE)
+                agreed = [m for m in agreed if opinions[m.key].stance is reply.stance]
         if reply is not None and targets:
-            chosen = targets[:1] if _SINGULAR.search(text) else targets[:MAX_TARGETS]
+            chosen = agreed or (targets[:1] if _SINGULAR.search(text) else targets[:MAX_TARGETS])
             added = [StanceMention(key=m.key, name=m.name, stance=reply.stance, start=reply.start, end=reply.end,
                                    cue=reply.cue, confidence=round(reply.confidence * CONFIDENCE_FACTOR, 3))
                      for m in chosen]

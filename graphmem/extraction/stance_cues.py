@@ -19,7 +19,7 @@ from graphmem.models import Stance
 
 LANGUAGES = ("en", "zh")
 CONTEXT_KEYS = ("others", "others_or_things", "self", "past", "now", "negators", "hedges", "intensifiers", "clause_breaks", "hypothetical",
-                "thing_subject", "sentiment_ignore")
+                "thing_subject", "sentiment_ignore", "agreement")
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,7 @@ class CueSet:
     hypothetical: re.Pattern[str]
     thing_subject: re.Pattern[str]
     sentiment_ignore: re.Pattern[str]
+    agreement: re.Pattern[str]
 
 
 def raw(language: str) -> dict[str, Any]:
@@ -105,6 +106,7 @@ def cues(language: str) -> CueSet:
         now=ctx("now"), negators=ctx("negators", anchored=True), hedges=ctx("hedges"),
         intensifiers=ctx("intensifiers"), clause_breaks=ctx("clause_breaks"), hypothetical=ctx("hypothetical"),
         thing_subject=ctx("thing_subject"), sentiment_ignore=ctx("sentiment_ignore"),
+        agreement=re.compile(data["agreement"], flags),
     )
 
 

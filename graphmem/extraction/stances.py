@@ -281,7 +281,7 @@ def _sentiment(src: str, cs: CueSet, cl: Clause, inside: list[ConceptMention]) -
     if cl.hypothetical:
         return None
     parts, pos = [], cl.start
-    for m in inside:
+    for m in (x for x in inside if _name_like(x)):
         parts.append(src[pos : m.start])
         parts.append("it")
         pos = m.end
