@@ -61,7 +61,8 @@ def raw(language: str) -> dict[str, Any]:
 
 def _words(fragment: str, en: bool) -> str:
     # English cues sit on word boundaries; Chinese has none to sit on.
-    return rf"(?<![\w']){fragment}(?!\w)" if en else fragment
+    # ("'m", "'d like" start glued to the word before them.)
+    return rf"(?:(?<![\w'])|(?=')){fragment}(?!\w)" if en else fragment
 
 
 def _alt(fragments: list[str], en: bool) -> str:
