@@ -209,8 +209,8 @@ def decide(src: str, cs: CueSet, cl: Clause, inside: list[ConceptMention], other
                     hits.append((hit.start(), hit.end(), idx))
     if not hits:
         return None, other_here
-    # Inside a catalog name a cue is part of the name ("Love Actually", 《喜欢你》), not a stance.
-    hits = [h for h in hits if not any(m.in_catalog and m.start - cl.start < h[1] and h[0] < m.end - cl.start for m in inside)]
+    # Inside a catalog name a cue is part of the name (a cue around a name, "passed the SQL exam", counts) ("Love Actually", 《喜欢你》), not a stance.
+    hits = [h for h in hits if not any(m.in_catalog and m.start - cl.start <= h[0] and h[1] <= m.end - cl.start for m in inside)]
     # Longest first: an overlapping shorter cue is part of a longer one ("not a fan" holds "fan").
     hits.sort(key=lambda h: (-(h[1] - h[0]), h[2], h[0]))
     kept: list[tuple[int, int, int]] = []
