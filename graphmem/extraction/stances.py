@@ -119,15 +119,20 @@ def analyse_turn(text: str, language: str, sentences: list[tuple[int, int]], men
             sentence_start, other = cl.sentence_start, False
         inside = [m for m in mentions if m.start >= cl.start and m.end <= cl.end]
         d, other = decide(src, cs, cl, inside, other)
-        if d is not None and inside:
-            cued = [m for m in inside if not m.in_catalog and m.start < d.end and d.start < m.end and d.end - d.start < cl.end - cl.start]
+        if inside:
+            # An open-vocabulary "concept" that is a cue itself ("Meh", "second nature") is how the user
+            # said it, not what about.
+            cued = [m for m in inside if not m.in_catalog and (
+                any(cc.pattern.fullmatch(src[m.start : m.end]) for cc in cs.classes)
+                or d is not None and m.start < d.end and d.start < m.end and d.end - d.start < cl.end - cl.start)]
             if cued:
                 cue_mentions.extend((m.start, m.end) for m in cued)
                 inside = [m for m in inside if m not in cued]
         if d is None and cs.language == "en" and not cl.question and not other and (inside or targets or not named):
             d = _sentiment(src, cs, cl, inside)
         named = named or any(_name_like(m) for m in inside)
-        if d is not None and d.stance is not None and not named and reply is None:
+        if d is not None and d.stance is not None and not named:
+            # The newest such clause is the reply ("那部我看过，挺无聊的": seen it, and it was boring).
             reply = ReplyStance(d.stance, d.start, d.end, text[d.start:d.end], d.confidence)
         if inside:
             if d is None and previous is not None and previous.stance is not None and _is_list_rest(src, cl, inside):
