@@ -67,7 +67,8 @@ def _words(fragment: str, en: bool) -> str:
 
 def _alt(fragments: list[str], en: bool) -> str:
     ordered = sorted(dict.fromkeys(fragments), key=len, reverse=True)
-    return "|".join(f"(?:{_words(f, en)})" for f in ordered)
+    # One boundary around the whole alternation: positions inside a word fail before any alternative is tried.
+    return _words("(?:" + "|".join(f"(?:{f})" for f in ordered) + ")", en)
 
 
 @lru_cache(maxsize=None)
