@@ -129,6 +129,16 @@ def run_split(split: str, limit: int | None = None, fast: bool = False, verbose:
     return out
 
 
+def protocol(quick: bool = False, verbose: bool = False) -> dict[str, Any]:
+    """For eval/run_all.py: valid (the measure) always, train (to show the gap) in full runs."""
+    out: dict[str, Any] = {}
+    for split in (("valid",) if quick else ("valid", "train")):
+        res = run_split(split, verbose=verbose)
+        res.pop("_errors")
+        out[split] = res
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--split", default="both", choices=["train", "valid", "both"])

@@ -8,6 +8,8 @@ Protocols (each module's docstring defines its metrics precisely):
   2. eval.prereq_eval  prerequisite edges extracted from Metacademy text, no catalog
   3. eval.bridge_eval  core topics of real tutoring chats vs the lesson topic (Bridge)
   4. eval.kdconv_eval  Chinese entity recall / precision (KdConv)
+  5. eval.stance_eval  stance accuracy on the hand-labelled dev set of real turns (no Neo4j)
+  6. eval.redial_stance_eval  the seeker's stored stance per movie vs the seeker's verdict (ReDial)
 quality.json keeps the last full and the last quick run side by side; it holds
 numbers and ids only, never data text.
 """
@@ -22,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from eval import bridge_eval, gaps_eval, kdconv_eval, prereq_eval
+from eval import bridge_eval, gaps_eval, kdconv_eval, prereq_eval, redial_stance_eval, stance_eval
 from eval.common import REPO
 
 RESULTS = REPO / "eval" / "results"
@@ -46,6 +48,11 @@ ROWS: list[tuple[str, str, tuple[str, ...], float | None]] = [
     ("Bridge junk concepts per turn", "bridge", ("c_h+c_r", "junk_per_turn"), None),
     ("KdConv entity recall (core + related)", "kdconv", ("entity_recall",), 0.8),
     ("KdConv precision of stored concepts vs triples", "kdconv", ("precision",), None),
+    ("Stance dev-set accuracy, English (check / all)", "stance", ("en", "check|all"), None),
+    ("Stance dev-set accuracy, Chinese (check / all)", "stance", ("zh", "check|all"), None),
+    ("ReDial valid dislike F1", "redial_stance", ("valid", "dislike_f1"), 0.6),
+    ("ReDial valid liked movies with a positive stance", "redial_stance", ("valid", "liked_positive"), 0.6),
+    ("ReDial valid liked movies marked disliked (target ≤ 0.05)", "redial_stance", ("valid", "liked_disliked"), None),
 ]
 
 
@@ -111,11 +118,12 @@ def write_markdown(results: dict[str, Any]) -> Path:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="deterministic subsets, < 2 minutes")
-    ap.add_argument("--only", choices=("gaps", "prereq", "bridge", "kdconv"), action="append")
+    ap.add_argument("--only", choices=("gaps", "prereq", "bridge", "kdconv", "stance", "redial_stance"), action="append")
     ap.add_argument("--verbose", action="store_true", help="print the worst cases of every protocol")
     a = ap.parse_args(argv)
     mode = "quick" if a.quick else "full"
-    runners = {"gaps": gaps_eval.run, "prereq": prereq_eval.run, "bridge": bridge_eval.run, "kdconv": kdconv_eval.run}
+    runners = {"gaps": gaps_eval.run, "prereq": prereq_eval.run, "bridge": bridge_eval.run, "kdconv": kdconv_eval.run,
+               "stance": stance_eval.protocol, "redial_stance": redial_stance_eval.protocol}
     started = time.perf_counter()
     protocols: dict[str, Any] = {}
     for name, fn in runners.items():

@@ -140,6 +140,14 @@ def run(verbose: bool = True, errors: bool = False) -> dict[str, Any]:
     return res
 
 
+def protocol(quick: bool = False, verbose: bool = False) -> dict[str, Any]:
+    """For eval/run_all.py: accuracy per language and part (the dev set is small: quick = full)."""
+    res = run(verbose=verbose)
+    out: dict[str, Any] = {lang: {part: res[lang][part]["accuracy"] for part in (*PARTS, "all")} for lang in ("en", "zh")}
+    out["items"] = {lang: {part: res[lang][part]["items"] for part in (*PARTS, "all")} for lang in ("en", "zh")}
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--errors", action="store_true", help="print the misjudged items (their text from shared data)")
