@@ -66,8 +66,8 @@ def test_devset_floors(shared_data: Path) -> None:
     from eval.stance_eval import run
 
     res = run(verbose=False)
-    # Measured at this commit: en tune 0.919 / check 0.875; zh tune 0.936 / check 0.812.
-    assert res["en"]["tune"]["accuracy"] >= 0.89
+    # Measured at this commit: en tune 0.937 / check 0.875; zh tune 0.936 / check 0.812.
+    assert res["en"]["tune"]["accuracy"] >= 0.91
     assert res["en"]["check"]["accuracy"] >= 0.84
     assert res["zh"]["tune"]["accuracy"] >= 0.90
     assert res["zh"]["check"]["accuracy"] >= 0.78
