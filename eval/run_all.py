@@ -10,6 +10,8 @@ Protocols (each module's docstring defines its metrics precisely):
   4. eval.kdconv_eval  Chinese entity recall / precision (KdConv)
   5. eval.redial_block_eval  recommendation blocks on ReDial valid: entity share, generic items, recall
   6. eval.block_sample  hand-labelled block items (ReDial, Bridge, KdConv): item precision
+  7. eval.stance_eval  stance accuracy on the hand-labelled dev set of real turns (no Neo4j)
+  8. eval.redial_stance_eval  the seeker's stored stance per movie vs the seeker's verdict (ReDial)
 quality.json keeps the last full and the last quick run side by side; it holds
 numbers and ids only, never data text.
 """
@@ -24,7 +26,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from eval import block_sample, bridge_eval, gaps_eval, kdconv_eval, prereq_eval, redial_block_eval
+from eval import (
+    block_sample,
+    bridge_eval,
+    gaps_eval,
+    kdconv_eval,
+    prereq_eval,
+    redial_block_eval,
+    redial_stance_eval,
+    stance_eval,
+)
 from eval.common import REPO
 
 RESULTS = REPO / "eval" / "results"
@@ -53,6 +64,11 @@ ROWS: list[tuple[str, str, tuple[str, ...], float | None]] = [
     ("ReDial blocks: recall of the seeker's own entities", "redial_blocks", ("seeker_entity_recall",), None),
     ("Labelled block items: item precision", "block_sample", ("item_precision",), 0.85),
     ("Labelled block items present / labelled", "block_sample", ("present_labelled|labelled_items",), None),
+    ("Stance dev-set accuracy, English (check / all)", "stance", ("en", "check|all"), None),
+    ("Stance dev-set accuracy, Chinese (check / all)", "stance", ("zh", "check|all"), None),
+    ("ReDial valid dislike F1", "redial_stance", ("valid", "dislike_f1"), 0.6),
+    ("ReDial valid liked movies with a positive stance", "redial_stance", ("valid", "liked_positive"), 0.6),
+    ("ReDial valid liked movies marked disliked (target ≤ 0.05)", "redial_stance", ("valid", "liked_disliked"), None),
 ]
 
 
@@ -119,13 +135,14 @@ def write_markdown(results: dict[str, Any]) -> Path:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="deterministic subsets, < 2 minutes")
-    ap.add_argument("--only", choices=("gaps", "prereq", "bridge", "kdconv", "redial_blocks", "block_sample"),
-                    action="append")
+    ap.add_argument("--only", choices=("gaps", "prereq", "bridge", "kdconv", "redial_blocks", "block_sample",
+                                       "stance", "redial_stance"), action="append")
     ap.add_argument("--verbose", action="store_true", help="print the worst cases of every protocol")
     a = ap.parse_args(argv)
     mode = "quick" if a.quick else "full"
     runners = {"gaps": gaps_eval.run, "prereq": prereq_eval.run, "bridge": bridge_eval.run, "kdconv": kdconv_eval.run,
-               "redial_blocks": redial_block_eval.run, "block_sample": block_sample.run}
+               "redial_blocks": redial_block_eval.run, "block_sample": block_sample.run,
+               "stance": stance_eval.protocol, "redial_stance": redial_stance_eval.protocol}
     started = time.perf_counter()
     protocols: dict[str, Any] = {}
     for name, fn in runners.items():

@@ -33,7 +33,8 @@ from graphmem.extraction.open_vocab import (
     reject_reason,
 )
 from graphmem.extraction.relations import extract_relations
-from graphmem.extraction.stances import extract_stances
+from graphmem.extraction.replies import attach_replies
+from graphmem.extraction.stances import ReplyStance, analyse_turn
 from graphmem.models import (
     ROLES,
     Catalog,
@@ -117,6 +118,7 @@ class ConceptExtractor:
             if r not in ROLES:
                 raise InvalidInput(f"unknown role {r!r}; expected one of {', '.join(ROLES)}")
         results: list[TurnExtraction | None] = [None] * len(texts)
+        replies: list[ReplyStance | None] = [None] * len(texts)
         prepared: list[tuple[str, str, list[SkippedCandidate]]] = []
         by_lang: dict[str, list[int]] = {EN: [], ZH: []}
         for i, raw in enumerate(texts):
@@ -147,16 +149,19 @@ class ConceptExtractor:
             for i, doc in zip(idxs, docs):
                 text, _, skipped = prepared[i]
                 role = roles[i] if roles is not None else "user"
-                results[i] = self._one(texts[i], text, lang, doc, role, skipped, lexicon)
+                results[i], replies[i] = self._one(texts[i], text, lang, doc, role, skipped, lexicon)
         done = [r if r is not None else TurnExtraction(language=EN) for r in results]
         if roles is None:
             return done
-        return carry_references([p[0] for p in prepared], roles, done, prior)
+        texts_ = [p[0] for p in prepared]
+        carried = carry_references(texts_, roles, done, prior)
+        # A user's reply about what the assistant just named ("I didn't like that one") is a stance toward it.
+        return attach_replies(texts_, roles, carried, replies, prior)
 
     # -- one turn -------------------------------------------------------------------
 
     def _one(self, original: str, text: str, lang: str, doc: Doc, role: str, skipped: list[SkippedCandidate],
-             lexicon: ZhLexicon | None = None) -> TurnExtraction:
+             lexicon: ZhLexicon | None = None) -> tuple[TurnExtraction, ReplyStance | None]:
         max_len = self.settings.max_name_length
         mentions: list[ConceptMention] = []
         taken: list[tuple[int, int]] = []
@@ -191,12 +196,23 @@ class ConceptExtractor:
         mentions.sort(key=lambda m: m.start)
         sentences = [(s.start_char, s.end_char) for s in doc.sents] if _has_sents(doc) else [(0, len(text))]
         relations = extract_relations(text, lang, sentences, mentions) if len(mentions) > 1 else []
-        stances = extract_stances(text, lang, sentences, mentions) if role == "user" and mentions else []
+        stances, reply = [], None
+        if role == "user":
+            found = analyse_turn(text, lang, sentences, mentions)
+            stances, reply = found.stances, found.reply
+            if found.cue_mentions:  # "second nature" is how the user said it, not what about
+                dropped = set(found.cue_mentions)
+                mentions = [m for m in mentions if (m.start, m.end) not in dropped]
+                relations = [r for r in relations if r.source_key in {m.key for m in mentions}
+                             and r.target_key in {m.key for m in mentions}]
         if original[: len(text)] != text:
             # Cues were read on the sanitised copy; report the caller's characters.
             for item in (*relations, *stances):
                 item.cue = original[item.start : item.end]
-        return TurnExtraction(language=lang, concepts=mentions, relations=relations, stances=stances, skipped=skipped)
+            if reply is not None:
+                reply = ReplyStance(reply.stance, reply.start, reply.end, original[reply.start : reply.end], reply.confidence)
+        return (TurnExtraction(language=lang, concepts=mentions, relations=relations, stances=stances, skipped=skipped),
+                reply)
 
     def _open_mention(self, original: str, text: str, lang: str, c: Candidate, max_len: int, skipped: list[SkippedCandidate]) -> ConceptMention | None:
         start, end = c.start, c.end

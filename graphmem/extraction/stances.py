@@ -1,70 +1,95 @@
-"""The user's stance toward a concept: interested, confused, knows, dislikes.
+"""The user's stance toward a concept: interested, confused, knows, dislikes — decided per clause.
 
-Cue patterns look at the text of the sentence just before a mention
-("I want to learn X", `我想学X`) or just after it ("X makes no sense",
-`X我不懂`). Stances are checked in a fixed order — dislikes, confused, knows,
-interested — because the stronger, negative readings contain the weaker
-positive cues ("not interested in X" contains "interested in").
+A user's sentence is cut into clauses (punctuation, and words that open a clause: "but", "now",
+但是, 现在 …). In each clause the cue lists of data/stance_<lang>.yaml are matched (stance_cues.py);
+the longest cue wins an overlap, then the class order (dislikes, confused, interested, knows). A cue
+is then checked against its clause:
 
-Negation flips or cancels: "I don't want to learn X" -> dislikes (no longer
-wants), "I don't know X" -> confused (low confidence), "I never used X" ->
-nothing. Hedging ("maybe", "I think", `可能`) lowers confidence.
+* **Negation** right before the cue ("not", "n't", "never", "no longer"; 不/没/从没 …) turns the
+  class into its ``negated`` reading: wanting/liking -> dislikes, confusion -> knows ("no longer
+  confused"), knowing -> no stance at all ("I never touched Docker", 没学过: not known, never
+  `knows`, and no struggle either — gaps.py treats an unshown concept as a gap candidate).
+* **Whose stance**: the subject nearest before the cue decides; another person ("my brother
+  loves Haskell", 我女朋友喜欢Swift, "have you seen X?") gives the user no stance.
+* **Questions** carry only confusion ("what is recursion?"), never taste ("is X good?").
+* **Hedges** ("maybe", "I think", 可能) lower the confidence; intensifiers raise it a little.
+
+Every mention in the clause gets the clause's stance. A clause without a mention of its own ("…, but
+now they make sense", 现在已经会了) speaks about the mentions of the clause before it, and being later it
+wins: the newest evidence in a turn is the current one, as across turns (ingest_refresh_interests
+keeps the newest stance, history stays). A stance from a clause marked as past ("used to", 以前, 曾经)
+that nothing later replaces is dropped, except knowing (以前学过X still means knows). A clause with a
+mention and no cue at all gets, in English, the polarity of VADER (vaderSentiment) over the clause
+with the names masked: clearly positive -> interested, clearly negative -> dislikes.
+
+A cue-bearing clause before any mention of the turn ("I didn't like it so much", 挺无聊的) is the
+turn's *reply stance*: replies.py gives it to what the other speaker just named.
 The caller passes only role=user turns here.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
 
+from graphmem.extraction.stance_cues import CueSet, cues
 from graphmem.models import ConceptMention, Stance, StanceMention
 
 CONF_STANCE = 0.8
 CONF_HEDGED = 0.5
-CONF_NEGATED = 0.5
+CONF_NEGATED = 0.6
+CONF_SENTIMENT = 0.6
+CONF_INTENSE = 0.9
+NAME_CONFIDENCE = 0.6  # open-vocabulary noun chunks score 0.5, names and entities more
+VADER_THRESHOLD = 0.3  # |compound| at or above this counts; VADER's own "neutral" band is ±0.05
 
-I_ = re.IGNORECASE
+_EN_SPLIT = re.compile(r"[,;:()\"“”]|\s[-–—]+\s|\.\.+")
+_ZH_SPLIT = re.compile(r"[，,；;：:、（）()“”\"]|\.\.+|…+")
+_LIST_REST = re.compile(r"^[\s,，、&/]*(?:(?:and|or|also|the|as well as|plus|和|跟|与|及|以及|还有|或者?|或)[\s,，、]*)*$", re.IGNORECASE)
+_QUESTION_END = re.compile(r"(?:[?？]|吗|么|呢)\s*[\"”')）]*\s*$")
 
 
 @dataclass(frozen=True)
-class StancePattern:
+class Clause:
+    start: int
+    end: int
+    question: bool
+    past: bool
+    now: bool
+    sentence_start: int = 0
+    hypothetical: bool = False
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A clause's stance (None when a negated cue says "no stance": never used, haven't seen)."""
+
+    stance: Stance | None
+    start: int
+    end: int
+    confidence: float
+
+
+@dataclass(frozen=True)
+class ReplyStance:
+    """A stance in a turn that names nothing before it: about what the other speaker named."""
+
     stance: Stance
-    regex: re.Pattern[str]
-    side: str  # "before": matched at the end of the text before the mention; "after": at the start after it
-    confidence: float = CONF_STANCE
-    # What a negation right before the cue turns this stance into (None = no stance).
-    negated: Stance | None = None
+    start: int
+    end: int
+    cue: str
+    confidence: float
 
 
-_ART = r"(?:(?:the|a|an|some|more|my|this|that|about|with)\s+)*"
-
-EN: tuple[StancePattern, ...] = (
-    StancePattern(Stance.dislikes, re.compile(r"(?P<cue>\b(?:hate|hates|dislike|can'?t\s+stand|cannot\s+stand|(?:do\s+not|don'?t|dont)\s+(?:really\s+)?(?:like|care\s+(?:about|for)|enjoy)|(?:am|'m|im)\s+(?:so\s+|really\s+)?(?:tired|sick|bored)\s+(?:of|with)|gave\s+up\s+on|give\s+up\s+on|giving\s+up\s+on|quit|dropped|(?:am|'m|im)\s+done\s+with|no\s+longer\s+(?:want\s+to\s+(?:learn|study)|interested\s+in|care\s+about|like|into)|not\s+(?:really\s+)?(?:interested|into)(?:\s+in)?|(?:do\s+not|don'?t|dont)\s+(?:really\s+)?want\s+to\s+(?:learn|study|do|use|hear\s+about)(?:\s+about)?|stop(?:ped)?\s+(?:learning|studying|using)))\s+" + _ART + r"$", I_), "before"),
-    StancePattern(Stance.dislikes, re.compile(r"^\s*(?P<cue>is\s+(?:so\s+|really\s+)?(?:boring|useless|pointless|a\s+waste\s+of\s+time)|sucks|bores\s+me)", I_), "after"),
-    StancePattern(Stance.confused, re.compile(r"(?P<cue>\b(?:(?:do\s+not|don'?t|dont|can'?t|cannot|cant|didn'?t|did\s+not)\s+(?:really\s+|quite\s+|fully\s+|totally\s+|even\s+)?(?:get|understand|grasp|follow|see\s+how|see\s+why)|(?:am|'m|im)\s+(?:so\s+|really\s+|very\s+|a\s+bit\s+|kind\s+of\s+|totally\s+|still\s+)?(?:confused|lost|stuck)\s+(?:about|by|with|on|in)|confused\s+(?:about|by)|struggl(?:e|ing)\s+with|having\s+(?:trouble|a\s+hard\s+time|difficulty|problems)\s+with|stuck\s+on|what(?:'s|\s+is|\s+are|\s+exactly\s+is|\s+does)|how\s+(?:does|do)|explain|help\s+me\s+(?:with|understand)|no\s+idea\s+(?:what|how)(?:\s+(?:is|are))?|not\s+sure\s+(?:what|how|about)(?:\s+(?:is|are))?))\s+" + _ART + r"$", I_), "before", 0.7),
-    StancePattern(Stance.confused, re.compile(r"^\s*(?P<cue>makes\s+no\s+sense|(?:doesn'?t|does\s+not|don'?t|do\s+not)\s+make\s+(?:any\s+)?sense|(?:is|are)\s+(?:so\s+|really\s+|very\s+|too\s+|kind\s+of\s+)?(?:confusing|hard|difficult|tricky|beyond\s+me)|confuses\s+me|goes\s+over\s+my\s+head|is\s+killing\s+me)", I_), "after"),
-    StancePattern(Stance.knows, re.compile(r"(?P<cue>\b(?:already\s+)?(?:know|knew|learned|learnt|studied|mastered|finished|completed|took|(?:have|'ve)\s+(?:already\s+)?(?:taken|learned|learnt|studied|used|mastered|done|finished|been\s+using|worked\s+with)|used|worked\s+with|(?:am|'m|im)\s+(?:already\s+|pretty\s+|very\s+|quite\s+)?(?:familiar\s+with|good\s+at|comfortable\s+with|fluent\s+in|proficient\s+(?:in|with)|an\s+expert\s+(?:in|on))))\s+(?:how\s+to\s+use\s+)?" + _ART + r"$", I_), "before", negated=Stance.confused),
-    StancePattern(Stance.interested, re.compile(r"(?P<cue>\b(?:want|wanna|would\s+like|'d\s+like|hope|hoping|plan|planning|going|gonna|trying|try|eager|excited|keen|decided|need|looking\s+forward)\s+(?:to\s+)?(?:learn|study|get\s+into|get\s+better\s+at|master|understand|explore|dig\s+into|pick\s+up|try|know\s+more\s+about|learn\s+more\s+about|start\s+(?:learning|with)|work\s+on|practi[cs]e|improve(?:\s+my)?|use|learning|studying))\s+" + _ART + r"$", I_), "before", negated=Stance.dislikes),
-    StancePattern(Stance.interested, re.compile(r"(?P<cue>\b(?:(?:am|'m|im)\s+(?:really\s+|very\s+|so\s+|super\s+|quite\s+|now\s+)?(?:into|interested\s+in|curious\s+about|excited\s+about|keen\s+on|passionate\s+about|fascinated\s+by|learning|studying)|(?:really\s+)?(?:love|like|enjoy|adore)(?:\s+(?:learning|studying|using|working\s+with))?|tell\s+me\s+(?:more\s+)?about|teach\s+me))\s+" + _ART + r"$", I_), "before", negated=Stance.dislikes),
-)
-
-ZH: tuple[StancePattern, ...] = (
-    StancePattern(Stance.dislikes, re.compile(r"(?P<cue>不喜欢|讨厌|不想(?:再)?(?:学|学习|了解|碰|用|看)|不再(?:学|学习|用)|放弃了?|受够了?|烦透了?)(?:了|一下)?$"), "before"),
-    StancePattern(Stance.dislikes, re.compile(r"^\s*(?:已经|真的|实在|一点也|一点都|完全)?(?P<cue>不感兴趣|没兴趣|没有兴趣|不想学了?|太无聊了?|很无聊|没意思)"), "after"),
-    StancePattern(Stance.confused, re.compile(r"(?P<cue>不懂|搞不懂|搞不明白|不明白|不理解|弄不懂|弄不明白|看不懂|听不懂|学不会|不太懂|不太明白|不太理解|不会用?|什么(?:是|叫)|啥是|不知道什么是|卡在|困惑于?)$"), "before", 0.7),
-    StancePattern(Stance.confused, re.compile(r"^\s*(?:我|还是|真的|完全|有点|有些|一直|总是|实在|根本)*(?P<cue>不懂|不明白|不理解|看不懂|搞不懂|搞不明白|没搞懂|没弄懂|学不会|好难|太难了?|很难|难懂|是什么|是啥|怎么(?:用|学|理解)|让我(?:很)?困惑)"), "after", 0.7),
-    StancePattern(Stance.knows, re.compile(r"(?P<cue>学过|学会了|会用|懂|掌握了|用过|熟悉|精通|已经会|已经学了|已经掌握了?|了解|做过)(?:了)?$"), "before"),
-    StancePattern(Stance.knows, re.compile(r"^\s*(?P<cue>我(?:已经|早就)?(?:学过|会|懂|掌握了|用过|很熟悉|熟悉|精通)(?:了)?)"), "after"),
-    StancePattern(Stance.interested, re.compile(r"(?P<cue>(?:想|要|打算|准备|希望|计划|开始|正在|在)(?:好好|深入)?(?:学|学习|了解|掌握|研究|入门|看看|试试)(?:一下|一些|下)?|喜欢|爱上了?|迷上了?)$"), "before", negated=Stance.dislikes),
-    StancePattern(Stance.interested, re.compile(r"^\s*(?:很|非常|特别|比较|挺|有点|蛮|超)?(?P<cue>感兴趣|有兴趣|好奇)"), "after"),
-)
-
-_NEG_EN = re.compile(r"(?:n'?t|\bnot|\bnever|\bno\s+longer|\bhardly)\s+(?:really\s+|actually\s+|even\s+|yet\s+|ever\s+|want\s+to\s+|wanna\s+)?$", I_)
-_NEG_ZH = re.compile(r"(?:不|没|没有|未|别|从没|从来没)$")
-_HEDGE_EN = re.compile(r"\b(?:maybe|might|perhaps|probably|kind\s+of|sort\s+of|kinda|i\s+guess|i\s+think|not\s+sure\s+if|a\s+little|a\s+bit)\b", I_)
-_HEDGE_ZH = re.compile(r"(?:可能|也许|或许|好像|大概|有点|一点)")
-_COORD = re.compile(r"^\s*(?:,|，|、|and|or|&|as\s+well\s+as|和|跟|与|及|以及|还有|或者?)\s*(?:also\s+)?(?:the\s+)?$", I_)
-_KNOW_VERBS = re.compile(r"\b(?:know|knew|understand)\b|懂|会", I_)
+@dataclass
+class TurnStances:
+    stances: list[StanceMention]
+    reply: ReplyStance | None
+    # Open-vocabulary mentions that are a stance cue themselves ("second nature", "my thing"): not concepts.
+    cue_mentions: list[tuple[int, int]]
 
 
 def _norm_quotes(s: str) -> str:
@@ -72,56 +97,209 @@ def _norm_quotes(s: str) -> str:
 
 
 def extract_stances(text: str, language: str, sentences: list[tuple[int, int]], mentions: list[ConceptMention]) -> list[StanceMention]:
-    """One StanceMention per mention that carries a cue. `mentions` sorted by start."""
-    patterns = ZH + EN if language == "zh" else EN + ZH
-    neg = _NEG_ZH if language == "zh" else _NEG_EN
-    hedge = _HEDGE_ZH if language == "zh" else _HEDGE_EN
+    """One StanceMention per concept the user takes a stance on. `mentions` sorted by start."""
+    return analyse_turn(text, language, sentences, mentions).stances
+
+
+def analyse_turn(text: str, language: str, sentences: list[tuple[int, int]], mentions: list[ConceptMention]) -> TurnStances:
+    cs = cues(language)
     src = _norm_quotes(text)  # same length: spans stay valid
-    out: list[StanceMention] = []
-    for s_start, s_end in sentences:
-        prev: tuple[ConceptMention, StanceMention] | None = None
-        for m in (x for x in mentions if x.start >= s_start and x.end <= s_end):
-            found = _match(text, src, m, s_start, s_end, patterns, neg, hedge)
-            if found is None and prev is not None and _COORD.match(src[prev[0].end : m.start]):
-                # "I want to learn Python and Django": Django shares Python's stance.
-                p = prev[1]
-                found = StanceMention(key=m.key, name=m.name, stance=p.stance, start=p.start, end=p.end, cue=p.cue, confidence=p.confidence)
-            if found is not None:
-                out.append(found)
-                prev = (m, found)
+    clauses = split_clauses(src, cs, sentences, mentions)
+    current: dict[str, tuple[ConceptMention, Decision, bool]] = {}  # key -> (mention, decision, past)
+    targets: list[ConceptMention] = []
+    named = False  # has the turn named something of its own yet (a catalog or name-like mention)?
+    previous: Decision | None = None
+    pending: Decision | None = None  # a cue before any mention: "One of my favourites is ..., called X"
+    reply: ReplyStance | None = None
+    cue_mentions: list[tuple[int, int]] = []
+    other = False  # the subject carried from the clause before, within a sentence
+    sentence_start = -1
+    for cl in clauses:
+        if cl.sentence_start != sentence_start:
+            sentence_start, other = cl.sentence_start, False
+        inside = [m for m in mentions if m.start >= cl.start and m.end <= cl.end]
+        d, other = decide(src, cs, cl, inside, other)
+        if inside:
+            # An open-vocabulary "concept" that is a cue itself ("Meh", "second nature") is how the user
+            # said it, not what about.
+            cued = [m for m in inside if not m.in_catalog and (
+                any(cc.pattern.fullmatch(src[m.start : m.end]) for cc in cs.classes)
+                or d is not None and m.start < d.end and d.start < m.end and d.end - d.start < cl.end - cl.start)]
+            if cued:
+                cue_mentions.extend((m.start, m.end) for m in cued)
+                inside = [m for m in inside if m not in cued]
+        if d is None and cs.language == "en" and not cl.question and not other and (inside or targets or not named):
+            d = _sentiment(src, cs, cl, inside)
+        named = named or any(_name_like(m) for m in inside)
+        if d is not None and d.stance is not None and not named:
+            # The newest such clause is the reply ("那部我看过，挺无聊的": seen it, and it was boring).
+            reply = ReplyStance(d.stance, d.start, d.end, text[d.start:d.end], d.confidence)
+        if inside:
+            if d is None and previous is not None and previous.stance is not None and _is_list_rest(src, cl, inside):
+                d = previous  # "I want to learn Python, Django and Flask": the list shares the stance
+                targets = [*targets, *inside]
             else:
-                prev = None
+                if d is None and pending is not None and not cl.question:
+                    d = pending  # "知道，鸟巢的门票…", "One of my favourites is a comedy, called X"
+                targets = inside
+            pending = None
+        elif d is not None and d.stance is not None and not targets:
+            pending = d
+        if d is None:
+            continue
+        previous = d
+        for m in targets:
+            old = current.get(m.key)
+            if d.stance is None and old is not None and old[1].stance is not None:
+                continue  # "I want Rust, I haven't learned it": a blocked cue does not erase a stance
+            current[m.key] = (m, d, cl.past and not cl.now)
+    out: list[StanceMention] = []
+    for m, d, past in sorted(current.values(), key=lambda x: x[0].start):
+        if d.stance is None or (past and d.stance is not Stance.knows):
+            continue  # "used to love X" with nothing after it: not a current stance
+        out.append(StanceMention(key=m.key, name=m.name, stance=d.stance, start=d.start, end=d.end,
+                                 cue=text[d.start:d.end], confidence=d.confidence))
+    return TurnStances(out, reply, cue_mentions)
+
+
+def _name_like(m: ConceptMention) -> bool:
+    """A name the user chose (catalog, entity, title), not a common noun like "movies" or "suggestions"."""
+    return m.in_catalog or m.confidence >= NAME_CONFIDENCE
+
+
+def split_clauses(src: str, cs: CueSet, sentences: list[tuple[int, int]],
+                  mentions: Sequence[ConceptMention] = ()) -> list[Clause]:
+    """Clauses of each sentence; never cut inside a mention ("Kill Bill: Volume 2", "Crazy, Stupid, Love")."""
+    out: list[Clause] = []
+    splitter = _ZH_SPLIT if cs.language == "zh" else _EN_SPLIT
+    for s_start, s_end in sentences or [(0, len(src))]:
+        sent = src[s_start:s_end]
+        asks = bool(_QUESTION_END.search(sent))
+        cuts = {0, len(sent)}
+        for m in splitter.finditer(sent):
+            cuts.update((m.start(), m.end()))
+        for m in cs.clause_breaks.finditer(sent):
+            cuts.add(m.start())
+        bounds = sorted(c for c in cuts if not any(m.start < s_start + c < m.end for m in mentions))
+        pieces = [(a, b) for a, b in zip(bounds, bounds[1:]) if sent[a:b].strip(" \t\n,.;:，。；：、")]
+        for n, (a, b) in enumerate(pieces):
+            piece = sent[a:b]
+            # A question is the clause that ends in "?"/吗, or the last clause of a sentence that does.
+            question = bool(_QUESTION_END.search(piece)) or (asks and n == len(pieces) - 1)
+            out.append(Clause(s_start + a, s_start + b, question, bool(cs.past.search(piece)), bool(cs.now.search(piece)),
+                              s_start, bool(cs.hypothetical.search(piece))))
     return out
 
 
-def _match(text: str, src: str, m: ConceptMention, s_start: int, s_end: int, patterns: tuple[StancePattern, ...], neg: re.Pattern[str], hedge: re.Pattern[str]) -> StanceMention | None:
-    b0 = max(s_start, m.start - 80)
-    before = src[b0 : m.start]
-    after = src[m.end : min(s_end, m.end + 40)]
-    for pat in patterns:
-        if pat.side == "before":
-            hit = pat.regex.search(before)
-            if hit is None:
-                continue
-            cs, ce = b0 + hit.start("cue"), b0 + hit.end("cue")
-        else:
-            hit = pat.regex.match(after)
-            if hit is None:
-                continue
-            cs, ce = m.end + hit.start("cue"), m.end + hit.end("cue")
-        stance: Stance | None = pat.stance
-        conf = pat.confidence
-        lead = src[max(s_start, cs - 20) : cs]
-        if pat.side == "before" and (neg.search(lead) or _NEG_ZH.search(lead)):
-            # A negation cancels the cue ("I don't hate X", 没学过X) unless the pattern says
-            # what it becomes; "don't know X" means confusion only for knowing verbs.
-            if pat.negated is None or (pat.stance is Stance.knows and not _KNOW_VERBS.search(src[cs:ce])):
-                return None
-            stance, conf = pat.negated, CONF_NEGATED
+def decide(src: str, cs: CueSet, cl: Clause, inside: list[ConceptMention], other: bool = False) -> tuple[Decision | None, bool]:
+    """The clause's stance from its cues (None: no cue speaks for the user here) and whether its
+    subject is someone other than the user (carried to the next clause of the sentence)."""
+    text = src[cl.start : cl.end]
+    last_other, last_self = _subjects(cs, text, len(text))
+    other_here = last_other > last_self if max(last_other, last_self) >= 0 else other
+    if cl.hypothetical:
+        return Decision(None, cl.start, cl.end, CONF_NEGATED), other_here
+    hits: list[tuple[int, int, int]] = []  # (start, end, class index), offsets in the clause
+    for idx, cc in enumerate(cs.classes):
+        pattern = cc.pattern if not cl.question or cc.stance is Stance.confused else cc.question
+        # "is it good?" asks; "what is recursion?" shows being lost; "anything like Superbad?" names a taste
+        if pattern is not None:
+            for m in pattern.finditer(text):
+                if m.end() > m.start():
+                    hits.append((m.start(), m.end(), idx))
+        if cc.before is not None:
+            for mention in inside:
+                hit = cc.before.search(text, 0, mention.start - cl.start)
+                if hit is not None and hit.end() > hit.start():
+                    hits.append((hit.start(), hit.end(), idx))
+    if not hits:
+        return None, other_here
+    # Inside a catalog name a cue is part of the name (a cue around a name, "passed the SQL exam", counts) ("Love Actually", 《喜欢你》), not a stance.
+    hits = [h for h in hits if not any(m.in_catalog and m.start - cl.start <= h[0] and h[1] <= m.end - cl.start for m in inside)]
+    # Longest first: an overlapping shorter cue is part of a longer one ("not a fan" holds "fan").
+    hits.sort(key=lambda h: (-(h[1] - h[0]), h[2], h[0]))
+    kept: list[tuple[int, int, int]] = []
+    for h in hits:
+        if not any(h[0] < k[1] and k[0] < h[1] for k in kept):
+            kept.append(h)
+    best: Decision | None = None
+    best_rank: tuple[int, int] | None = None
+    blocked: Decision | None = None
+    for start, end, idx in kept:
+        cc = cs.classes[idx]
+        a, b = cl.start + start, cl.start + end
+        o, s_ = _subjects(cs, text, start, text[start:end])
+        someone_else = o > s_ if max(o, s_) >= 0 else other
+        if someone_else:
+            # Someone else's taste: no stance here, and no sentiment guess either.
+            blocked = blocked or Decision(None, a, b, CONF_NEGATED)
+            continue
+        stance: Stance | None = cc.stance
+        conf = CONF_STANCE
+        lead = text[max(0, start - 24) : start]
+        if cs.negators.search(lead):
+            stance, conf = cc.negated, CONF_NEGATED
         if stance is None:
-            return None
-        context = src[s_start : m.start] if pat.side == "before" else src[s_start:ce]
-        if hedge.search(context):
+            blocked = blocked or Decision(None, a, b, CONF_NEGATED)
+            continue
+        if cs.hedges.search(text):
             conf = min(conf, CONF_HEDGED)
-        return StanceMention(key=m.key, name=m.name, stance=stance, start=cs, end=ce, cue=text[cs:ce], confidence=conf)
+        elif cs.intensifiers.search(text[max(0, start - 12) : end + 6]):
+            conf = max(conf, CONF_INTENSE) if conf == CONF_STANCE else conf
+        rank = (idx, -start)
+        if best_rank is None or rank < best_rank:
+            best, best_rank = Decision(stance, a, b, conf), rank
+    return best or blocked, other_here
+
+
+def _subjects(cs: CueSet, text: str, at: int, cue: str = "") -> tuple[int, int]:
+    """End offsets of the last other-person and the last first-person subject word before `at`;
+    "they" counts as another person unless the cue's subject is a thing ("they make sense")."""
+    lead = text[:at]
+    other = max((m.end() for m in cs.others.finditer(lead)), default=-1)
+    if not cs.thing_subject.search(cue):
+        other = max(other, max((m.end() for m in cs.others_or_things.finditer(lead)), default=-1))
+    own = max((m.end() for m in cs.self_.finditer(lead)), default=-1)
+    return other, own
+
+
+def _is_list_rest(src: str, cl: Clause, inside: list[ConceptMention]) -> bool:
+    """Is the clause only names joined by commas and "and" (the tail of a list)?"""
+    rest, pos = [], cl.start
+    for m in inside:
+        rest.append(src[pos : m.start])
+        pos = m.end
+    rest.append(src[pos : cl.end])
+    return bool(_LIST_REST.match(" ".join(rest).strip(" .!。！")))
+
+
+@lru_cache(maxsize=1)
+def _vader() -> Any:
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+    return SentimentIntensityAnalyzer()
+
+
+def _sentiment(src: str, cs: CueSet, cl: Clause, inside: list[ConceptMention]) -> Decision | None:
+    """VADER's polarity of the clause with the names masked (a title like "Bad Moms" is no opinion)
+    and politeness left out ("thanks", "lol" are no opinion of a concept either)."""
+    if cl.hypothetical:
+        return None
+    parts, pos = [], cl.start
+    for m in (x for x in inside if _name_like(x)):
+        parts.append(src[pos : m.start])
+        parts.append("it")
+        pos = m.end
+    parts.append(src[pos : cl.end])
+    masked = cs.sentiment_ignore.sub(" ", "".join(parts))
+    if sum(ch.isalpha() for ch in masked) < 6:
+        return None
+    score = _vader().polarity_scores(masked)["compound"]
+    if score >= VADER_THRESHOLD:
+        return Decision(Stance.interested, cl.start, cl.end, CONF_SENTIMENT)
+    if score <= -VADER_THRESHOLD:
+        return Decision(Stance.dislikes, cl.start, cl.end, CONF_SENTIMENT)
     return None
+
+
+__all__ = ["extract_stances", "analyse_turn", "split_clauses", "decide", "TurnStances", "ReplyStance", "Clause"]

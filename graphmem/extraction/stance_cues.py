@@ -1,0 +1,115 @@
+"""The hand-kept stance cue lists (data/stance_en.yaml, data/stance_zh.yaml), loaded and compiled once.
+
+The lists are data, not code: each class holds regular-expression fragments; this module only joins
+them into one pattern per class (longest fragment first, so alternation prefers the longer reading)
+and compiles the context patterns (subjects, negators, past/now markers, hedges, clause breaks).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from graphmem.models import Stance
+
+LANGUAGES = ("en", "zh")
+CONTEXT_KEYS = ("others", "others_or_things", "self", "past", "now", "negators", "hedges", "intensifiers", "clause_breaks", "hypothetical",
+                "thing_subject", "sentiment_ignore", "agreement")
+
+
+@dataclass(frozen=True)
+class CueClass:
+    stance: Stance
+    negated: Stance | None
+    pattern: re.Pattern[str]  # anywhere in the clause
+    before: re.Pattern[str] | None  # only right before the mention (anchored at the end)
+    question: re.Pattern[str] | None  # what still counts inside a question
+
+
+@dataclass(frozen=True)
+class CueSet:
+    language: str
+    classes: tuple[CueClass, ...]  # in priority order
+    others: re.Pattern[str]
+    others_or_things: re.Pattern[str]
+    self_: re.Pattern[str]
+    past: re.Pattern[str]
+    now: re.Pattern[str]
+    negators: re.Pattern[str]  # anchored at the end: a negation right before a cue
+    hedges: re.Pattern[str]
+    intensifiers: re.Pattern[str]
+    clause_breaks: re.Pattern[str]
+    hypothetical: re.Pattern[str]
+    thing_subject: re.Pattern[str]
+    sentiment_ignore: re.Pattern[str]
+    agreement: re.Pattern[str]
+
+
+def raw(language: str) -> dict[str, Any]:
+    """The parsed YAML of one language (for tests and tools)."""
+    text = resources.files("graphmem.extraction").joinpath("data", f"stance_{language}.yaml").read_text("utf-8")
+    data = yaml.safe_load(text)
+    if not isinstance(data, dict):
+        raise ValueError(f"stance_{language}.yaml: expected a mapping")
+    return data
+
+
+def _words(fragment: str, en: bool) -> str:
+    # English cues sit on word boundaries; Chinese has none to sit on.
+    # ("'m", "'d like" start glued to the word before them.)
+    return rf"(?:(?<![\w'])|(?=')){fragment}(?!\w)" if en else fragment
+
+
+def _alt(fragments: list[str], en: bool) -> str:
+    ordered = sorted(dict.fromkeys(fragments), key=len, reverse=True)
+    # One boundary around the whole alternation: positions inside a word fail before any alternative is tried.
+    return _words("(?:" + "|".join(f"(?:{f})" for f in ordered) + ")", en)
+
+
+@lru_cache(maxsize=None)
+def cues(language: str) -> CueSet:
+    lang = "zh" if language == "zh" else "en"
+    data = raw(lang)
+    en = lang == "en"
+    flags = re.IGNORECASE
+    before = data.get("before_mention") or {}
+    in_q = data.get("in_questions") or {}
+    classes = []
+    for name in data["order"]:
+        spec = data["classes"][name]
+        neg = spec.get("negated")
+        bm = before.get(name)
+        q = in_q.get(name)
+        classes.append(CueClass(
+            stance=Stance(name), negated=Stance(neg) if neg else None,
+            pattern=re.compile(_alt(spec["cues"], en), flags),
+            before=re.compile(rf"(?:{_alt(bm, en)})\s*$", flags) if bm else None,
+            question=re.compile(_alt(q, en), flags) if q else None,
+        ))
+
+    def ctx(key: str, anchored: bool = False) -> re.Pattern[str]:
+        body = _words(data[key], en) if key not in ("hypothetical", "thing_subject") else data[key]
+        if anchored and en:
+            # "haven't", "dont": the negation is glued to its verb (and "want", "Rent" are no negation)
+            body = rf"(?:(?<![\w'])(?:do|does|did|is|was|are|were|have|has|had|ca|can|could|would|should|wo|ai|must|need)n'?t(?!\w)|{body})"
+        if anchored:  # negation right before a cue: up to two adverbs between ("not really", 不太)
+            gap = (r"(?:\s+(?:really|actually|even|ever|quite|that|too|very|so|particularly|much|exactly|necessarily|always"
+                   r"|all|at|want|wanna|to|be|been|gonna|going|yet|think|feel|seem|a|big|huge|fan|of|the))*\s*$") if en else r"(?:太|怎么|是很|是|再|还|一直|真的|完全|一点也|一点都)?$"
+            body = body + gap
+        return re.compile(body, flags)
+
+    return CueSet(
+        language=lang, classes=tuple(classes), others=ctx("others"), others_or_things=ctx("others_or_things"), self_=ctx("self"), past=ctx("past"),
+        now=ctx("now"), negators=ctx("negators", anchored=True), hedges=ctx("hedges"),
+        intensifiers=ctx("intensifiers"), clause_breaks=ctx("clause_breaks"), hypothetical=ctx("hypothetical"),
+        thing_subject=ctx("thing_subject"), sentiment_ignore=ctx("sentiment_ignore"),
+        agreement=re.compile(data["agreement"], flags),
+    )
+
+
+__all__ = ["CueClass", "CueSet", "cues", "raw", "LANGUAGES", "CONTEXT_KEYS"]

@@ -1,0 +1,119 @@
+"""Replies about what the other speaker just named (replies.py), the newest stance being the current
+one in the store (real Neo4j), and the whole path through the HTTP API.
+
+The dialogues are WRITTEN BY HAND for these tests; expectations follow the rules in
+graphmem/extraction/replies.py and stances.py.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from graphmem.extraction.extractor import ConceptExtractor
+from graphmem.models import Catalog, CatalogConcept, Stance, TurnIn
+from graphmem.settings import PROJECT_ROOT
+
+MOVIES = Catalog(concepts=[CatalogConcept(name=n, type="product") for n in
+                           ("Spanglish", "Heat", "Arrival", "Paddington", "Inception", "Tenet", "功夫", "大话西游")])
+
+
+@pytest.fixture(scope="module")
+def ex() -> ConceptExtractor:
+    return ConceptExtractor(MOVIES)
+
+
+def stances(ex: ConceptExtractor, turns: list[tuple[str, str]]) -> list[dict[str, str]]:
+    out = ex.extract([t for _, t in turns], [r for r, _ in turns])
+    return [{s.name: s.stance.value for s in e.stances} for e in out]
+
+
+def test_reply_evaluates_what_the_assistant_named(ex: ConceptExtractor) -> None:
+    got = stances(ex, [("assistant", "Have you seen Spanglish?"), ("user", "I didn't like that one at all.")])
+    assert got[1] == {"Spanglish": "dislikes"}
+    got = stances(ex, [("assistant", "How about Arrival? It is great."), ("user", "Sounds good, I'll check it out!")])
+    assert got[1] == {"Arrival": "interested"}
+
+
+def test_reply_keeps_its_evidence_span(ex: ConceptExtractor) -> None:
+    text = "Meh, too slow for my taste."
+    out = ex.extract(["What about Tenet?", text], ["assistant", "user"])[1]
+    (s,) = out.stances
+    assert s.name == "Tenet" and s.stance is Stance.dislikes and text[s.start : s.end] == s.cue
+
+
+def test_reply_to_several_names_and_follow_up_turns(ex: ConceptExtractor) -> None:
+    got = stances(ex, [("assistant", "Maybe Heat or Inception?"), ("user", "No I haven't and I don't want to.")])
+    assert got[1] == {"Heat": "dislikes", "Inception": "dislikes"}
+    # "Haven't seen it" says nothing; the follow-up turn still speaks about the same film.
+    got = stances(ex, [("assistant", "Have you seen Paddington?"), ("user", "Haven't seen it."),
+                       ("user", "But it sounds fun, I'll add it to my list.")])
+    assert got[1] == {} and got[2] == {"Paddington": "interested"}
+
+
+def test_agreeing_takes_the_assistants_opinion(ex: ConceptExtractor) -> None:
+    got = stances(ex, [("assistant", "Inception was really good."), ("user", "It was!")])
+    assert got[1] == {"Inception": "interested"}
+    # Agreeing with a question is no opinion.
+    assert stances(ex, [("assistant", "Have you seen Inception?"), ("user", "Yes.")])[1] == {}
+
+
+def test_no_reply_stance_without_an_assistant_turn_or_after_own_names(ex: ConceptExtractor) -> None:
+    assert stances(ex, [("user", "I didn't like that one at all.")]) == [{}]
+    got = stances(ex, [("assistant", "Have you seen Spanglish?"), ("user", "Arrival is great.")])
+    assert got[1] == {"Arrival": "interested"}
+
+
+def test_chinese_reply(ex: ConceptExtractor) -> None:
+    got = stances(ex, [("assistant", "你看过功夫吗？"), ("user", "那部我看过，挺无聊的。")])
+    assert got[1] == {"功夫": "dislikes"}
+    got = stances(ex, [("assistant", "推荐你看大话西游。"), ("user", "好呀，我很想看！")])
+    assert got[1] == {"大话西游": "interested"}
+
+
+# -- the store: newest evidence is the current stance, history stays ---------------------------------
+
+@pytest.mark.neo4j
+def test_newest_evidence_wins_and_history_stays(store, tenant, settings) -> None:
+    from graphmem.service import GraphMemory
+
+    mem = GraphMemory(settings, store=store)  # the session's store: not closed here
+    mem.start()
+    mem.put_catalog(tenant, Catalog(concepts=[CatalogConcept(name="PHP")]))
+    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    # Delivered out of order: the later call carries the older turn; its time decides, not arrival.
+    mem.ingest(tenant, "u1", "s2", [TurnIn(turn_id="new", text="I can't stand PHP anymore.", ts=t0 + timedelta(days=30))])
+    mem.ingest(tenant, "u1", "s1", [TurnIn(turn_id="old", text="I really love PHP.", ts=t0)])
+    node = next(n for n in mem.graph(tenant, "u1")["nodes"] if n["name"] == "PHP")
+    assert node["stance"] == "dislikes"
+    history = mem.store.concept_stances(mem.user(tenant, "u1"), "php")
+    assert [(h["turn_id"], h["stance"]) for h in history] == [("old", "interested"), ("new", "dislikes")]
+    # Newer still: the user came back to it.
+    mem.ingest(tenant, "u1", "s3", [TurnIn(turn_id="newer", text="PHP finally clicked for me.", ts=t0 + timedelta(days=60))])
+    node = next(n for n in mem.graph(tenant, "u1")["nodes"] if n["name"] == "PHP")
+    assert node["stance"] == "knows"
+
+
+# -- the public API end to end ---------------------------------------------------------------------------
+
+@pytest.mark.neo4j
+def test_stances_through_the_http_api(api, api_tenants, user_id) -> None:
+    catalog = (PROJECT_ROOT / "demo" / "catalog.yaml").read_bytes()
+    with api.client(api_tenants.key_a) as a:
+        assert a.put("/v1/catalog", content=catalog, headers={"content-type": "application/yaml"}).status_code == 200
+        turns = [
+            {"turn_id": "t0", "role": "user", "text": "My brother loves PHP.", "ts": "2026-11-20T10:00:00Z"},
+            {"turn_id": "t1", "role": "user", "text": "NumPy keeps tripping me up.", "ts": "2026-11-20T10:01:00Z"},
+            {"turn_id": "t2", "role": "user", "text": "以前我不会SQL，现在已经会了。", "ts": "2026-11-20T10:02:00Z"},
+            {"turn_id": "t3", "role": "assistant", "text": "Flask is a small web framework.", "ts": "2026-11-20T10:03:00Z"},
+            {"turn_id": "t4", "role": "user", "text": "Sounds good, I'd like to try it.", "ts": "2026-11-20T10:04:00Z"},
+        ]
+        r = a.post(f"/v1/users/{user_id}/turns", json={"session_id": "s1", "turns": turns})
+        assert r.status_code == 200, r.text
+        nodes = {n["name"]: n["stance"] for n in a.get(f"/v1/users/{user_id}/graph").json()["nodes"]}
+        assert nodes.get("PHP") is None  # someone else's taste
+        assert nodes["NumPy"] == "confused"
+        assert nodes["SQL基础"] == "knows"
+        assert nodes["Flask"] == "interested"
+        a.delete(f"/v1/users/{user_id}")
