@@ -120,8 +120,11 @@ def demoted(concepts: Mapping[str, ConceptNode], candidates: Iterable[str], conf
     """key -> reason for the candidate concepts that stay out of core and related.
 
     ``df``: how many of the tenant's ``tenant_users`` users have each key (missing keys are not
-    judged by share). Catalog concepts the user named themselves are judged by share only when
-    ``df_catalog`` (a genre half the users like still says this user likes it).
+    judged by share). A catalog concept the user named, or that reached the graph only through the
+    catalog's relations, is judged by share only when ``df_catalog``: a genre half the users like
+    still says this user likes it, and a curriculum neighbour every learner of a course reaches
+    (DESIGN.md's SQLAlchemy under Django) is still this learner's related concept. A catalog concept
+    only the assistant named is judged (a title a recommender suggests to everyone).
     ``own_words_only`` (recommendation blocks): an open-vocabulary concept only the assistant said
     ("frat house", "toilet jokes" describing a film it suggests) is the assistant's, not a preference
     of the user's; catalog concepts it suggested stay (what was recommended to this user).
@@ -134,8 +137,9 @@ def demoted(concepts: Mapping[str, ConceptNode], candidates: Iterable[str], conf
         reason = node_reason(node, config, categories)
         if reason is None and own_words_only and not node.in_catalog and node.user_mentions == 0:
             reason = "assistant_words"
+        assistant_only = node.user_mentions == 0 and node.assistant_mentions > 0
         if reason is None and df is not None and key in df and (
-                df_catalog or not node.in_catalog or node.user_mentions == 0):
+                df_catalog or not node.in_catalog or assistant_only):
             reason = df_reason(df[key], tenant_users, config)
         if reason is not None:
             out[key] = reason

@@ -100,3 +100,12 @@ def test_demoted_combines_the_checks() -> None:
     assert out == {"movie": "meta_word", "taste": "meta_word", "cheese": "common_in_tenant", "told": "common_in_tenant"}
     # The user named the genre: a share of the tenant does not demote it unless asked.
     assert demoted(concepts, ["comedy"], CFG, df=df, tenant_users=100, df_catalog=True) == {"comedy": "common_in_tenant"}
+
+
+def test_a_curriculum_neighbour_is_not_demoted_by_share() -> None:
+    """DESIGN.md's worked example in a tenant where every learner studies Django: SQLAlchemy reaches each
+    learner's graph through the catalog (no mention at all) and stays their related concept."""
+    concepts = {"sqlalchemy": ConceptNode(key="sqlalchemy", name="SQLAlchemy", in_catalog=True)}
+    assert demoted(concepts, ["sqlalchemy"], CFG, df={"sqlalchemy": 90}, tenant_users=100) == {}
+    assert demoted(concepts, ["sqlalchemy"], CFG, df={"sqlalchemy": 90}, tenant_users=100,
+                   df_catalog=True) == {"sqlalchemy": "common_in_tenant"}

@@ -111,7 +111,8 @@ def test_stances_through_the_http_api(api, api_tenants, user_id) -> None:
         ]
         r = a.post(f"/v1/users/{user_id}/turns", json={"session_id": "s1", "turns": turns})
         assert r.status_code == 200, r.text
-        nodes = {n["name"]: n["stance"] for n in a.get(f"/v1/users/{user_id}/graph").json()["nodes"]}
+        # Canonical names: /graph shows names in the user's language (English here), e.g. SQL基础 as its alias.
+        nodes = {n["canonical_name"]: n["stance"] for n in a.get(f"/v1/users/{user_id}/graph").json()["nodes"]}
         assert nodes.get("PHP") is None  # someone else's taste
         assert nodes["NumPy"] == "confused"
         assert nodes["SQL基础"] == "knows"
