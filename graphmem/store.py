@@ -272,6 +272,18 @@ class Neo4jStore:
         self.unreachable = False
         return result
 
+    def _write_once_stored(self, work: Callable[[ManagedTransaction], Any]) -> Any:
+        """`_write` for work that skips what is already stored (turns, attempts by id): a concurrent call
+        that stored the same id first makes this one fail its uniqueness constraint, and the retry then
+        sees that id as a duplicate."""
+        for attempt in range(3):
+            try:
+                return self._write(work)
+            except neo4j_errors.ConstraintError:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
     def _read(self, work: Callable[[ManagedTransaction], Any]) -> Any:
         try:
             with self._driver.session(database=self.database) as session:
@@ -406,14 +418,7 @@ class Neo4jStore:
             interests = self._write_turn_rows(tx, user, session_id, new_turns, fault)
             return IngestWrite([t.turn_id for t in new_turns], duplicates, version, tuple(interests))
 
-        for attempt in range(3):
-            try:
-                return self._write(work)
-            except neo4j_errors.ConstraintError:
-                # A concurrent call stored the same turn first; the retry sees it as a duplicate.
-                if attempt == 2:
-                    raise
-        raise AssertionError("unreachable")
+        return self._write_once_stored(work)
 
     def _write_turn_rows(
         self, tx: ManagedTransaction, user: UserRef, session_id: str, turns: Sequence[StoredTurn], fault: FaultHook | None
@@ -734,14 +739,7 @@ class Neo4jStore:
                     self._run(tx, "attempts_rewrite", rows=plan.rewrite_rows, **user.params())
             return plan
 
-        for attempt in range(3):
-            try:
-                return self._write(work)
-            except neo4j_errors.ConstraintError:
-                # A concurrent call stored the same attempt first; the retry sees it as a duplicate.
-                if attempt == 2:
-                    raise
-        raise AssertionError("unreachable")
+        return self._write_once_stored(work)
 
     def concept_attempts(self, user: UserRef, key: str) -> list[dict[str, Any]]:
         rows = self.read_statement("attempts_of_concept", key=key, **user.params())
