@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 GRAPHMEM := $(VENV)/bin/graphmem
 STAMP := $(VENV)/.graphmem-installed
 
-.PHONY: install run test neo4j-start neo4j-stop bench bench-quick eval eval-quick clean
+.PHONY: install run test lint neo4j-start neo4j-stop bench bench-quick eval eval-quick clean
 
 $(STAMP): pyproject.toml
 	@echo "==> creating $(VENV) and installing graphmem (first run takes a few minutes)"
@@ -38,6 +38,12 @@ run: install
 test: install
 	@$(GRAPHMEM) neo4j start
 	@$(PY) -m pytest -q $(PYTEST_ARGS)
+
+## Lint, format check and type check (run by .ci/run before the tests).
+lint: install
+	@$(VENV)/bin/ruff check .
+	@$(VENV)/bin/ruff format --check .
+	@$(VENV)/bin/mypy
 
 bench: install
 	@$(GRAPHMEM) neo4j start

@@ -45,8 +45,9 @@ def ensure_tenant(mem: GraphMemory, tenant: str, n_users: int) -> dict[str, Any]
         uid = f"learner-{i:06d}"
         if uid in have:
             continue
-        user = generator.conversation_user(uid, language="en", n_turns=TURNS_PER_USER, seed=1000 + i,
-                                           key_facts_per_stance=1, pool_size=20)
+        user = generator.conversation_user(
+            uid, language="en", n_turns=TURNS_PER_USER, seed=1000 + i, key_facts_per_stance=1, pool_size=20
+        )
         fixtures.write_turns(mem, UserRef(tenant, uid), user.turns, prefix=f"{uid}-t")
         built += 1
         if built % 500 == 0:
@@ -57,20 +58,24 @@ def ensure_tenant(mem: GraphMemory, tenant: str, n_users: int) -> dict[str, Any]
 def _turn_text(rnd: random.Random) -> str:
     concepts = [c for c in generator.catalog_concepts(generator.real_concept_count()) if c.family == 0]
     a, b = rnd.sample(concepts, 2)
-    return rnd.choice([
-        f"I'm confused by {a.name}, how does it relate to {b.name}?",
-        f"Can you give me an example of {a.name}?",
-        f"I want to learn {a.name} next week.",
-        f"I already know {a.name}, so let's move to {b.name}.",
-    ])
+    return rnd.choice(
+        [
+            f"I'm confused by {a.name}, how does it relate to {b.name}?",
+            f"Can you give me an example of {a.name}?",
+            f"I want to learn {a.name} next week.",
+            f"I already know {a.name}, so let's move to {b.name}.",
+        ]
+    )
 
 
 def loop_pairs(client: Any, rnd: random.Random, n_users: int, n: int, run: str) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {"ingest": [], "context": [], "pair": []}
     for i in range(n):
         uid = f"learner-{rnd.randrange(n_users):06d}"
-        body = {"session_id": f"loop-{run}", "turns": [{"turn_id": f"{run}-{i}-{rnd.random():.9f}", "role": "user",
-                                                        "text": _turn_text(rnd)}]}
+        body = {
+            "session_id": f"loop-{run}",
+            "turns": [{"turn_id": f"{run}-{i}-{rnd.random():.9f}", "role": "user", "text": _turn_text(rnd)}],
+        }
         t0 = time.perf_counter()
         r = client.post(f"/v1/users/{uid}/turns", json=body)
         t1 = time.perf_counter()
@@ -149,8 +154,11 @@ def main(argv: list[str] | None = None) -> int:
         work.parts = []  # type: ignore[attr-defined]
         _, wall = run_clients(args.clients, work)
         merged = {k: [x for p in work.parts for x in p[k]] for k in ("ingest", "context", "pair")}  # type: ignore[attr-defined]
-        results["concurrent"] = {"clients": args.clients, **{k: summary_ms(v) for k, v in merged.items()},
-                                 "pairs_per_s": round(len(merged["pair"]) / wall, 1)}
+        results["concurrent"] = {
+            "clients": args.clients,
+            **{k: summary_ms(v) for k, v in merged.items()},
+            "pairs_per_s": round(len(merged["pair"]) / wall, 1),
+        }
         log(f"{args.clients} clients: {results['concurrent']}")
     finally:
         if server is not None:

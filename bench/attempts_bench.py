@@ -16,7 +16,7 @@ import json
 import random
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from graphmem.extraction.catalog_io import parse_catalog
@@ -28,10 +28,29 @@ from .common import RESULTS, log, machine, run_clients, start_server, summary_ms
 TENANT = "bench-attempts"
 KEY = "bench-key-attempts"
 CATALOG = (RESULTS.parent.parent / "demo" / "catalog.yaml").read_bytes()
-CONCEPTS = ["linear algebra", "probability", "SQL basics", "Docker", "Git", "HTTP", "REST API", "JavaScript",
-            "React", "Flask", "unit testing", "data structures", "algorithms", "machine learning", "NumPy",
-            "Pandas", "neural networks", "deep learning", "PHP", "Nginx"] + [f"skill {i}" for i in range(20)]
-T0 = datetime(2026, 9, 1, tzinfo=timezone.utc)
+CONCEPTS = [
+    "linear algebra",
+    "probability",
+    "SQL basics",
+    "Docker",
+    "Git",
+    "HTTP",
+    "REST API",
+    "JavaScript",
+    "React",
+    "Flask",
+    "unit testing",
+    "data structures",
+    "algorithms",
+    "machine learning",
+    "NumPy",
+    "Pandas",
+    "neural networks",
+    "deep learning",
+    "PHP",
+    "Nginx",
+] + [f"skill {i}" for i in range(20)]
+T0 = datetime(2026, 9, 1, tzinfo=UTC)
 
 
 def rows(user_seed: int, n: int) -> list[dict[str, Any]]:
@@ -41,8 +60,14 @@ def rows(user_seed: int, n: int) -> list[dict[str, Any]]:
     for i in range(n):
         c = rng.choice(CONCEPTS)
         k = known.setdefault(c, rng.random() < 0.3)
-        out.append({"attempt_id": f"a{i}", "concept": c, "correct": rng.random() < (0.9 if k else 0.2),
-                    "ts": (T0 + timedelta(seconds=30 * i)).isoformat()})
+        out.append(
+            {
+                "attempt_id": f"a{i}",
+                "concept": c,
+                "correct": rng.random() < (0.9 if k else 0.2),
+                "ts": (T0 + timedelta(seconds=30 * i)).isoformat(),
+            }
+        )
         known[c] = k or rng.random() < 0.1
     return out
 
@@ -58,7 +83,7 @@ def cell(kind: str, batch: int, clients: int, total: int, mem: GraphMemory | Non
         http = server.client(KEY) if server else None
         try:
             for start in range(0, per_client, batch):
-                chunk = data[ci][start:start + batch]
+                chunk = data[ci][start : start + batch]
                 t0 = time.perf_counter()
                 if http is not None:
                     r = http.post(f"/v1/users/{user_id}/attempts", json={"attempts": chunk})
@@ -74,9 +99,18 @@ def cell(kind: str, batch: int, clients: int, total: int, mem: GraphMemory | Non
 
     lat, wall = run_clients(clients, work)
     rate = per_client * clients / wall
-    log(f"{kind:7s} batch={batch:5d} clients={clients}: {rate:8.0f} attempts/s ({per_client * clients} in {wall:.2f} s)")
-    return {"kind": kind, "batch": batch, "clients": clients, "attempts": per_client * clients,
-            "seconds": round(wall, 3), "attempts_per_s": round(rate, 1), "request_latency": summary_ms(lat)}
+    log(
+        f"{kind:7s} batch={batch:5d} clients={clients}: {rate:8.0f} attempts/s ({per_client * clients} in {wall:.2f} s)"
+    )
+    return {
+        "kind": kind,
+        "batch": batch,
+        "clients": clients,
+        "attempts": per_client * clients,
+        "seconds": round(wall, 3),
+        "attempts_per_s": round(rate, 1),
+        "request_latency": summary_ms(lat),
+    }
 
 
 def main() -> None:
@@ -99,8 +133,7 @@ def main() -> None:
     finally:
         server.stop()
         mem.close()
-    out = {"machine": machine(), "at": datetime.now(timezone.utc).isoformat(), "quick": args.quick,
-           "cells": results}
+    out = {"machine": machine(), "at": datetime.now(UTC).isoformat(), "quick": args.quick, "cells": results}
     (RESULTS / "attempts.json").write_text(json.dumps(out, indent=2) + "\n")
     log(f"wrote {RESULTS / 'attempts.json'}")
 

@@ -32,8 +32,13 @@ def pct(values: Sequence[float], q: float) -> float:
 
 def summary_ms(seconds: Sequence[float]) -> dict[str, float]:
     ms = [x * 1000 for x in seconds]
-    return {"n": len(ms), "p50_ms": round(pct(ms, 50), 2), "p95_ms": round(pct(ms, 95), 2),
-            "p99_ms": round(pct(ms, 99), 2), "max_ms": round(max(ms), 2) if ms else float("nan")}
+    return {
+        "n": len(ms),
+        "p50_ms": round(pct(ms, 50), 2),
+        "p95_ms": round(pct(ms, 95), 2),
+        "p99_ms": round(pct(ms, 99), 2),
+        "max_ms": round(max(ms), 2) if ms else float("nan"),
+    }
 
 
 def machine() -> dict[str, Any]:
@@ -49,26 +54,35 @@ def machine() -> dict[str, Any]:
     import spacy
 
     info: dict[str, Any] = {
-        "cpu_model": cpu, "logical_cores": os.cpu_count(), "ram_gib": round(psutil.virtual_memory().total / 2**30, 1),
-        "python": platform.python_version(), "platform": platform.platform(), "spacy": spacy.__version__,
-        "neo4j_python_driver": neo4j.__version__, "load_avg_at_start": [round(x, 2) for x in os.getloadavg()],
+        "cpu_model": cpu,
+        "logical_cores": os.cpu_count(),
+        "ram_gib": round(psutil.virtual_memory().total / 2**30, 1),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "spacy": spacy.__version__,
+        "neo4j_python_driver": neo4j.__version__,
+        "load_avg_at_start": [round(x, 2) for x in os.getloadavg()],
     }
     try:
-        from graphmem.settings import Settings
         from neo4j import GraphDatabase
 
+        from graphmem.settings import Settings
+
         s = Settings()
-        with GraphDatabase.driver(s.neo4j_uri or f"bolt://127.0.0.1:{s.neo4j_bolt_port}",
-                                  auth=(s.neo4j_user, s.neo4j_password)) as d:
-            rec = d.execute_query("CALL dbms.components() YIELD name, versions, edition "
-                                  "RETURN name, versions[0] AS version, edition").records[0]
+        with GraphDatabase.driver(
+            s.neo4j_uri or f"bolt://127.0.0.1:{s.neo4j_bolt_port}", auth=(s.neo4j_user, s.neo4j_password)
+        ) as d:
+            rec = d.execute_query(
+                "CALL dbms.components() YIELD name, versions, edition RETURN name, versions[0] AS version, edition"
+            ).records[0]
             info["neo4j_server"] = f"{rec['name']} {rec['version']} {rec['edition']}"
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         info["neo4j_server"] = f"unknown ({exc})"
     try:
-        import neo4j._codec.packstream._rust  # type: ignore  # noqa: F401
+        import neo4j._codec.packstream._rust  # type: ignore
+
         info["neo4j_rust_ext"] = True
-    except Exception:  # noqa: BLE001
+    except Exception:
         info["neo4j_rust_ext"] = False
     return info
 
@@ -107,16 +121,30 @@ class Server:
 def start_server(keys: dict[str, str], ready_timeout_s: float = 180.0, workers: int = 1) -> Server:
     """keys: api key -> tenant. ``workers`` > 1 runs that many API processes (`graphmem serve --workers`)."""
     port = free_port()
-    env = {**os.environ, "GRAPHMEM_API_KEYS": ",".join(f"{k}:{t}" for k, t in keys.items()),
-           "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "GRAPHMEM_API_KEYS": ",".join(f"{k}:{t}" for k, t in keys.items()), "PYTHONPATH": str(REPO)}
     if workers > 1:
-        cmd = [sys.executable, "-m", "uvicorn", "api.app:create_app", "--factory", "--host", "127.0.0.1",
-               "--port", str(port), "--workers", str(workers), "--log-level", "warning"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "graphmem.api.app:create_app",
+            "--factory",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+            "--log-level",
+            "warning",
+        ]
     else:
-        code = ("import uvicorn; from api.app import create_app; from graphmem.settings import Settings; "
-                f"uvicorn.run(create_app(Settings()), host='127.0.0.1', port={port}, log_level='warning')")
+        code = (
+            "import uvicorn; from graphmem.api.app import create_app; from graphmem.settings import Settings; "
+            f"uvicorn.run(create_app(Settings()), host='127.0.0.1', port={port}, log_level='warning')"
+        )
         cmd = [sys.executable, "-c", code]
-    log = open(RESULTS / "server.log", "ab")  # noqa: SIM115
+    log = open(RESULTS / "server.log", "ab")
     proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=log)
     server = Server(proc, f"http://127.0.0.1:{port}")
     deadline = time.monotonic() + ready_timeout_s

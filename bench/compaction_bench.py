@@ -51,8 +51,18 @@ def _worker(tenant: str, user_id: str, repeats: int) -> dict[str, Any]:
         t0 = time.perf_counter()
         run = mem.compact(tenant, user_id)
         total.append(time.perf_counter() - t0)
-        record = {k: run.get(k) for k in ("concepts_total", "concepts_before", "concepts_after", "compacted",
-                                          "history_tokens", "block_tokens", "ratio")}
+        record = {
+            k: run.get(k)
+            for k in (
+                "concepts_total",
+                "concepts_before",
+                "concepts_after",
+                "compacted",
+                "history_tokens",
+                "block_tokens",
+                "ratio",
+            )
+        }
         # The same path, phase by phase.
         t0 = time.perf_counter()
         graph = mem.store.load_user_graph(user)
@@ -68,24 +78,40 @@ def _worker(tenant: str, user_id: str, repeats: int) -> dict[str, Any]:
     stop.set()
     sampler.join()
     maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return {"total": summary_ms(total[1:] or total), "cold_first_ms": round(total[0] * 1000, 1), "load_ms_p50": summary_ms(load)["p50_ms"],
-            "rank_ms_p50": summary_ms(ranking)["p50_ms"], "plan_ms_p50": summary_ms(plan)["p50_ms"],
-            "write_ms_p50_est": summary_ms(write[1:] or write)["p50_ms"],
-            "rss_before_mib": round(base / 2**20, 1), "peak_rss_mib": round(max(peak[0], maxrss) / 2**20, 1),
-            "peak_rss_delta_mib": round((max(peak[0], maxrss) - base) / 2**20, 1), "run": record,
-            "edges": len(graph.edges), "graph_concepts": len(graph.concepts)}
+    return {
+        "total": summary_ms(total[1:] or total),
+        "cold_first_ms": round(total[0] * 1000, 1),
+        "load_ms_p50": summary_ms(load)["p50_ms"],
+        "rank_ms_p50": summary_ms(ranking)["p50_ms"],
+        "plan_ms_p50": summary_ms(plan)["p50_ms"],
+        "write_ms_p50_est": summary_ms(write[1:] or write)["p50_ms"],
+        "rss_before_mib": round(base / 2**20, 1),
+        "peak_rss_mib": round(max(peak[0], maxrss) / 2**20, 1),
+        "peak_rss_delta_mib": round((max(peak[0], maxrss) - base) / 2**20, 1),
+        "run": record,
+        "edges": len(graph.edges),
+        "graph_concepts": len(graph.concepts),
+    }
 
 
 def measure(tenant: str, user_id: str, concepts: int, repeats: int, timeout: float = 900) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    out = subprocess.run([sys.executable, "-m", "bench.compaction_bench", tenant, user_id, str(repeats)],
-                         cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.compaction_bench", tenant, user_id, str(repeats)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     if out.returncode != 0:
         raise RuntimeError(f"compaction worker failed: {out.stderr[-2000:]}")
     row = {"concepts": concepts, "repeats": repeats, **json.loads(out.stdout.strip().splitlines()[-1])}
-    log(f"compaction n={concepts:7d}: cold {row['cold_first_ms']} ms, warm p50 {row['total']['p50_ms']} ms p99 {row['total']['p99_ms']} ms "
+    log(
+        f"compaction n={concepts:7d}: cold {row['cold_first_ms']} ms, warm p50 {row['total']['p50_ms']} ms p99 {row['total']['p99_ms']} ms "
         f"(load {row['load_ms_p50']}, rank {row['rank_ms_p50']}, plan {row['plan_ms_p50']}, "
-        f"write~{row['write_ms_p50_est']}); peak RSS {row['peak_rss_mib']} MiB (+{row['peak_rss_delta_mib']})")
+        f"write~{row['write_ms_p50_est']}); peak RSS {row['peak_rss_mib']} MiB (+{row['peak_rss_delta_mib']})"
+    )
     return row
 
 

@@ -26,8 +26,7 @@ KEY = "bench-key-scale"
 SIZES = (100, 1_000, 10_000)
 SEED = 11
 
-FOCUS_EN = ["How do I get started with {a}?", "Can you explain {a} with an example?",
-            "What should I learn before {a}?"]
+FOCUS_EN = ["How do I get started with {a}?", "Can you explain {a} with an example?", "What should I learn before {a}?"]
 
 
 def user_id(n: int) -> str:
@@ -67,11 +66,18 @@ def context_latency(server: Server, quick: bool) -> list[dict[str, Any]]:
         for focus in (False, True):
             for clients in (1, 8):
                 lat, wall = _latencies(server, n, clients, requests, focus)
-                row = {"concepts": n, "focus": focus, "clients": clients, **summary_ms(lat),
-                       "rps": round(len(lat) / wall, 1)}
+                row = {
+                    "concepts": n,
+                    "focus": focus,
+                    "clients": clients,
+                    **summary_ms(lat),
+                    "rps": round(len(lat) / wall, 1),
+                }
                 rows.append(row)
-                log(f"context n={n:6d} focus={focus!s:5s} clients={clients}: p50 {row['p50_ms']} ms "
-                    f"p95 {row['p95_ms']} p99 {row['p99_ms']} ms, {row['rps']} req/s")
+                log(
+                    f"context n={n:6d} focus={focus!s:5s} clients={clients}: p50 {row['p50_ms']} ms "
+                    f"p95 {row['p95_ms']} p99 {row['p99_ms']} ms, {row['rps']} req/s"
+                )
     return rows
 
 
@@ -86,9 +92,19 @@ def after_write(server: Server, mem: GraphMemory, quick: bool) -> list[dict[str,
             for r in range(repeats):
                 stamp = time.time_ns()
                 t0 = time.perf_counter()
-                resp = http.post(f"/v1/users/{user_id(n)}/turns", json={
-                    "session_id": "after-write", "turns": [
-                        {"turn_id": f"aw-{stamp}", "role": "user", "text": f"Let's review {names[r % len(names)]} today."}]})
+                resp = http.post(
+                    f"/v1/users/{user_id(n)}/turns",
+                    json={
+                        "session_id": "after-write",
+                        "turns": [
+                            {
+                                "turn_id": f"aw-{stamp}",
+                                "role": "user",
+                                "text": f"Let's review {names[r % len(names)]} today.",
+                            }
+                        ],
+                    },
+                )
                 ingest.append(time.perf_counter() - t0)
                 resp.raise_for_status()
                 t0 = time.perf_counter()
@@ -99,11 +115,18 @@ def after_write(server: Server, mem: GraphMemory, quick: bool) -> list[dict[str,
                 t0 = time.perf_counter()
                 http.get(f"/v1/users/{user_id(n)}/context").raise_for_status()
                 cold.append(time.perf_counter() - t0)
-        row = {"concepts": n, "repeats": repeats, "ingest_one_turn": summary_ms(ingest),
-               "first_after_own_write": summary_ms(first), "cold_after_external_write": summary_ms(cold)}
+        row = {
+            "concepts": n,
+            "repeats": repeats,
+            "ingest_one_turn": summary_ms(ingest),
+            "first_after_own_write": summary_ms(first),
+            "cold_after_external_write": summary_ms(cold),
+        }
         rows.append(row)
-        log(f"after write n={n:6d}: ingest 1 turn p50 {row['ingest_one_turn']['p50_ms']} ms; first context "
-            f"{row['first_after_own_write']['p50_ms']} ms; cold {row['cold_after_external_write']['p50_ms']} ms")
+        log(
+            f"after write n={n:6d}: ingest 1 turn p50 {row['ingest_one_turn']['p50_ms']} ms; first context "
+            f"{row['first_after_own_write']['p50_ms']} ms; cold {row['cold_after_external_write']['p50_ms']} ms"
+        )
     return rows
 
 
@@ -120,6 +143,8 @@ def rps_sweep(server: Server, quick: bool, n: int = 10_000) -> dict[str, Any]:
             if s["p99_ms"] < 50 and (best is None or level["rps"] > best["rps"]):
                 best = level
         out["best_focus" if focus else "best_no_focus"] = best
-        log(f"rps sweep focus={focus}: best under p99<50ms = {best and best['rps']} req/s "
-            f"({best and best['clients']} clients)")
+        log(
+            f"rps sweep focus={focus}: best under p99<50ms = {best and best['rps']} req/s "
+            f"({best and best['clients']} clients)"
+        )
     return out

@@ -57,9 +57,15 @@ def run_users(mem: GraphMemory, quick: bool) -> dict[str, Any]:
         points = []
         for session in user.sessions:
             turns = session.turns
-            mem.ingest(TENANT, uid, session.session_id, [
-                TurnIn(turn_id=f"{session.session_id}-{j}", role=t.role, text=t.text, ts=t.ts)
-                for j, t in enumerate(turns)])
+            mem.ingest(
+                TENANT,
+                uid,
+                session.session_id,
+                [
+                    TurnIn(turn_id=f"{session.session_id}-{j}", role=t.role, text=t.text, ts=t.ts)
+                    for j, t in enumerate(turns)
+                ],
+            )
             history_tokens += sum(mem.counter.count(t.text) for t in turns)
             done += len(turns)
             if done in CHECKPOINTS:
@@ -71,47 +77,78 @@ def run_users(mem: GraphMemory, quick: bool) -> dict[str, Any]:
                 facts = [(c.name, st.value) for c, st in user.key_facts]
                 in_block = [_present(n, ctx.block) for n, _ in facts]
                 in_window = [_present(n, window) for n, _ in facts]
-                points.append({
-                    "turns": done, "block_tokens": ctx.tokens, "history_tokens_text": history_tokens,
-                    "history_tokens": full_tokens, "ratio": round(ctx.tokens / full_tokens, 4),
-                    "window_tokens": window_tokens,
-                    "retention_block": round(sum(in_block) / len(facts), 3),
-                    "retention_window": round(sum(in_window) / len(facts), 3),
-                    "facts": [{"name": n, "stance": st, "block": b, "window": w}
-                              for (n, st), b, w in zip(facts, in_block, in_window)],
-                })
+                points.append(
+                    {
+                        "turns": done,
+                        "block_tokens": ctx.tokens,
+                        "history_tokens_text": history_tokens,
+                        "history_tokens": full_tokens,
+                        "ratio": round(ctx.tokens / full_tokens, 4),
+                        "window_tokens": window_tokens,
+                        "retention_block": round(sum(in_block) / len(facts), 3),
+                        "retention_window": round(sum(in_window) / len(facts), 3),
+                        "facts": [
+                            {"name": n, "stance": st, "block": b, "window": w}
+                            for (n, st), b, w in zip(facts, in_block, in_window)
+                        ],
+                    }
+                )
         per_user.append({"user_id": uid, "language": lang, "points": points})
         last = points[-1]
-        log(f"conversation {uid}: {last['turns']} turns, block {last['block_tokens']} tok vs history "
+        log(
+            f"conversation {uid}: {last['turns']} turns, block {last['block_tokens']} tok vs history "
             f"{last['history_tokens']} tok ({last['ratio']:.1%}); retention block {last['retention_block']:.0%} "
-            f"vs window {last['retention_window']:.0%}")
+            f"vs window {last['retention_window']:.0%}"
+        )
     # Medians per checkpoint across users.
     curve = []
     for cp in CHECKPOINTS:
         pts = [p for u in per_user for p in u["points"] if p["turns"] == cp]
         if not pts:
             continue
-        curve.append({
-            "turns": cp, "users": len(pts),
-            "block_tokens_p50": statistics.median(p["block_tokens"] for p in pts),
-            "block_tokens_max": max(p["block_tokens"] for p in pts),
-            "history_tokens_p50": statistics.median(p["history_tokens"] for p in pts),
-            "ratio_p50": round(statistics.median(p["ratio"] for p in pts), 4),
-            "ratio_max": round(max(p["ratio"] for p in pts), 4),
-            "retention_block_mean": round(statistics.mean(p["retention_block"] for p in pts), 3),
-            "retention_window_mean": round(statistics.mean(p["retention_window"] for p in pts), 3),
-            "by_language": {lang: {
-                "retention_block_mean": round(statistics.mean(p["retention_block"] for u in per_user
-                                                               if u["language"] == lang for p in u["points"]
-                                                               if p["turns"] == cp), 3),
-                "retention_window_mean": round(statistics.mean(p["retention_window"] for u in per_user
-                                                                if u["language"] == lang for p in u["points"]
-                                                                if p["turns"] == cp), 3)}
-                for lang in sorted({u["language"] for u in per_user})},
-        })
+        curve.append(
+            {
+                "turns": cp,
+                "users": len(pts),
+                "block_tokens_p50": statistics.median(p["block_tokens"] for p in pts),
+                "block_tokens_max": max(p["block_tokens"] for p in pts),
+                "history_tokens_p50": statistics.median(p["history_tokens"] for p in pts),
+                "ratio_p50": round(statistics.median(p["ratio"] for p in pts), 4),
+                "ratio_max": round(max(p["ratio"] for p in pts), 4),
+                "retention_block_mean": round(statistics.mean(p["retention_block"] for p in pts), 3),
+                "retention_window_mean": round(statistics.mean(p["retention_window"] for p in pts), 3),
+                "by_language": {
+                    lang: {
+                        "retention_block_mean": round(
+                            statistics.mean(
+                                p["retention_block"]
+                                for u in per_user
+                                if u["language"] == lang
+                                for p in u["points"]
+                                if p["turns"] == cp
+                            ),
+                            3,
+                        ),
+                        "retention_window_mean": round(
+                            statistics.mean(
+                                p["retention_window"]
+                                for u in per_user
+                                if u["language"] == lang
+                                for p in u["points"]
+                                if p["turns"] == cp
+                            ),
+                            3,
+                        ),
+                    }
+                    for lang in sorted({u["language"] for u in per_user})
+                },
+            }
+        )
     by_stance: dict[str, dict[str, float]] = {}
     for st in ("knows", "confused", "interested"):
         fs = [f for u in per_user for f in u["points"][-1]["facts"] if f["stance"] == st]
-        by_stance[st] = {"block": round(sum(f["block"] for f in fs) / len(fs), 3),
-                         "window": round(sum(f["window"] for f in fs) / len(fs), 3)}
+        by_stance[st] = {
+            "block": round(sum(f["block"] for f in fs) / len(fs), 3),
+            "window": round(sum(f["window"] for f in fs) / len(fs), 3),
+        }
     return {"budget_tokens": budget, "curve": curve, "by_stance_at_last": by_stance, "users": per_user}

@@ -98,7 +98,11 @@ def main() -> int:
     ConceptExtractor(catalog)
     build_ms = (time.perf_counter() - t0) * 1000
     results = {
-        "catalog": {"concepts": len(catalog.concepts), "relations": len(catalog.relations), "build_ms": round(build_ms, 1)},
+        "catalog": {
+            "concepts": len(catalog.concepts),
+            "relations": len(catalog.relations),
+            "build_ms": round(build_ms, 1),
+        },
         "en_no_catalog": bench(plain, en, args.runs, en_words),
         "en_metacademy": bench(with_cat, en, args.runs, en_words),
         "zh_no_catalog": bench(plain, zh, args.runs, zh_words),

@@ -37,22 +37,28 @@ def ensure_catalog(mem: GraphMemory, tenant: str, size: int) -> dict[str, Any]:
     return {**out, "reused": False, "seconds": round(time.perf_counter() - t0, 2)}
 
 
-def write_turns(mem: GraphMemory, user: UserRef, turns: list[generator.GenTurn], prefix: str,
-                session_size: int = 50) -> float:
+def write_turns(
+    mem: GraphMemory, user: UserRef, turns: list[generator.GenTurn], prefix: str, session_size: int = 50
+) -> float:
     """Writes ground-truth turns through the store in batches; returns seconds."""
     t0 = time.perf_counter()
     for start in range(0, len(turns), BATCH):
-        chunk = turns[start:start + BATCH]
-        stored = [StoredTurn(f"{prefix}-{start + i}", t.role, t.text, t.ts, t.language, mem.counter.count(t.text),
-                             t.extraction()) for i, t in enumerate(chunk)]
+        chunk = turns[start : start + BATCH]
+        stored = [
+            StoredTurn(
+                f"{prefix}-{start + i}", t.role, t.text, t.ts, t.language, mem.counter.count(t.text), t.extraction()
+            )
+            for i, t in enumerate(chunk)
+        ]
         # Sessions of `session_size` turns: one write per session slice.
         for s in range(0, len(stored), session_size):
-            mem.store.write_ingest(user, f"s{(start + s) // session_size:05d}", stored[s:s + session_size])
+            mem.store.write_ingest(user, f"s{(start + s) // session_size:05d}", stored[s : s + session_size])
     return time.perf_counter() - t0
 
 
-def ensure_scale_user(mem: GraphMemory, tenant: str, user_id: str, n_concepts: int, catalog_size: int,
-                      seed: int = 11) -> dict[str, Any]:
+def ensure_scale_user(
+    mem: GraphMemory, tenant: str, user_id: str, n_concepts: int, catalog_size: int, seed: int = 11
+) -> dict[str, Any]:
     """A user with exactly ``n_concepts`` mentioned concepts in ``tenant`` (built once, then reused)."""
     assert tenant.startswith("bench-")
     user = UserRef(tenant, user_id)
@@ -60,13 +66,24 @@ def ensure_scale_user(mem: GraphMemory, tenant: str, user_id: str, n_concepts: i
     counts = mem.store.counts(user)
     # Interests also cover ranked 2-hop neighbours, so completeness is judged by turns and a compaction run.
     if counts["exists"] and counts["turns"] >= len(turns) and counts["compaction_runs"] >= 1:
-        return {"user_id": user_id, "concepts": n_concepts, "reused": True, "turns": counts["turns"],
-                "interests": counts["interests"], "seconds": 0.0}
+        return {
+            "user_id": user_id,
+            "concepts": n_concepts,
+            "reused": True,
+            "turns": counts["turns"],
+            "interests": counts["interests"],
+            "seconds": 0.0,
+        }
     if counts["exists"]:
         mem.store.erase_user(user)
     t0 = time.perf_counter()
     write_turns(mem, user, turns, prefix=f"{user_id}-t")
     # One compaction run leaves the user as production would (weights and tiers written).
     mem.compact(tenant, user_id)
-    return {"user_id": user_id, "concepts": n_concepts, "reused": False, "turns": len(turns),
-            "seconds": round(time.perf_counter() - t0, 2)}
+    return {
+        "user_id": user_id,
+        "concepts": n_concepts,
+        "reused": False,
+        "turns": len(turns),
+        "seconds": round(time.perf_counter() - t0, 2),
+    }

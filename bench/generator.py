@@ -26,7 +26,7 @@ import json
 import os
 import random
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,7 @@ from graphmem.models import (
 )
 
 REPO = Path(__file__).resolve().parent.parent
-EPOCH = datetime(2025, 6, 1, tzinfo=timezone.utc)
+EPOCH = datetime(2025, 6, 1, tzinfo=UTC)
 
 
 def shared_data_dir() -> Path:
@@ -90,7 +90,7 @@ def catalog_concepts(size: int) -> tuple[Concept, ...]:
     out: list[Concept] = []
     family = 0
     while len(out) < size:
-        for i, (tag, title, pre) in enumerate(base):
+        for _i, (tag, title, pre) in enumerate(base):
             if len(out) >= size:
                 break
             prereqs = tuple(family * n + index[p] for p in pre if p in index and p != tag)
@@ -107,8 +107,9 @@ def catalog_document(size: int) -> dict[str, Any]:
     concepts = catalog_concepts(size)
     return {
         "concepts": [{"name": c.name, "id": c.id, "type": "topic"} for c in concepts],
-        "relations": [{"source": concepts[p].id, "type": "prerequisite", "target": c.id}
-                      for c in concepts for p in c.prereqs],
+        "relations": [
+            {"source": concepts[p].id, "type": "prerequisite", "target": c.id} for c in concepts for p in c.prereqs
+        ],
     }
 
 
@@ -136,29 +137,45 @@ STANCE_TEMPLATES: dict[str, dict[Stance, list[str]]] = {
     },
 }
 RELATION_TEMPLATES: dict[str, list[tuple[str, RelationType]]] = {
-    "en": [("{a} is a prerequisite for {b}.", RelationType.prerequisite),
-           ("{a} uses {b}.", RelationType.uses),
-           ("{a} requires {b}.", RelationType.requires)],
-    "zh": [("{a}是{b}的基础。", RelationType.prerequisite),
-           ("{a}用到了{b}。", RelationType.uses),
-           ("{a}需要{b}。", RelationType.requires)],
+    "en": [
+        ("{a} is a prerequisite for {b}.", RelationType.prerequisite),
+        ("{a} uses {b}.", RelationType.uses),
+        ("{a} requires {b}.", RelationType.requires),
+    ],
+    "zh": [
+        ("{a}是{b}的基础。", RelationType.prerequisite),
+        ("{a}用到了{b}。", RelationType.uses),
+        ("{a}需要{b}。", RelationType.requires),
+    ],
 }
 NEUTRAL_TEMPLATES: dict[str, list[str]] = {
-    "en": ["Can you give me an example of {a}?", "Let's review {a} today.",
-           "Could we compare {a} and {b}?", "I read a blog post about {a} and {b} yesterday."],
+    "en": [
+        "Can you give me an example of {a}?",
+        "Let's review {a} today.",
+        "Could we compare {a} and {b}?",
+        "I read a blog post about {a} and {b} yesterday.",
+    ],
     "zh": ["能举个{a}的例子吗？", "今天复习一下{a}。", "可以比较一下{a}和{b}吗？", "昨天看了一篇关于{a}和{b}的文章。"],
 }
 ASSISTANT_TEMPLATES: dict[str, list[str]] = {
-    "en": ["Sure. {a} is often discussed together with {b}; let's start with a short example.",
-           "Good question. Think of {a} as a tool, and try a small exercise with {b} first.",
-           "Here is a summary of {a}, with a worked example and two practice questions."],
-    "zh": ["好的。{a}经常和{b}一起讨论，我们先看一个小例子。",
-           "好问题。可以先把{a}当作工具，再用{b}做一个小练习。",
-           "这是{a}的总结，附带一个例子和两道练习题。"],
+    "en": [
+        "Sure. {a} is often discussed together with {b}; let's start with a short example.",
+        "Good question. Think of {a} as a tool, and try a small exercise with {b} first.",
+        "Here is a summary of {a}, with a worked example and two practice questions.",
+    ],
+    "zh": [
+        "好的。{a}经常和{b}一起讨论，我们先看一个小例子。",
+        "好问题。可以先把{a}当作工具，再用{b}做一个小练习。",
+        "这是{a}的总结，附带一个例子和两道练习题。",
+    ],
 }
 SMALL_TALK: dict[str, list[str]] = {
-    "en": ["Thanks, that helps.", "Let me think about that for a minute.", "OK, makes sense now, thank you!",
-           "I'll try the exercise tonight."],
+    "en": [
+        "Thanks, that helps.",
+        "Let me think about that for a minute.",
+        "OK, makes sense now, thank you!",
+        "I'll try the exercise tonight.",
+    ],
     "zh": ["谢谢，明白了。", "让我想一想。", "好的，现在清楚了，谢谢！", "我今晚做一下练习。"],
 }
 
@@ -183,15 +200,48 @@ class GenTurn:
         spans = {c.key: (s, e) for c, s, e in self.mentions}
         return TurnExtraction(
             language=self.language,
-            concepts=[ConceptMention(key=c.key, name=c.name, type=ConceptType.topic, language=self.language,
-                                     start=s, end=e, surface=self.text[s:e], extractor=ExtractorName.catalog,
-                                     confidence=0.95, in_catalog=True) for c, s, e in self.mentions],
-            stances=[StanceMention(key=c.key, name=c.name, stance=st, start=spans[c.key][0], end=spans[c.key][1],
-                                   cue="template", confidence=0.9) for c, st in self.stances],
-            relations=[RelationMention(source_key=a.key, source_name=a.name, type=rt, target_key=b.key,
-                                       target_name=b.name, start=spans[a.key][0], end=spans[b.key][1],
-                                       extractor=ExtractorName.pattern, confidence=0.8, cue="template")
-                       for a, rt, b in self.relations],
+            concepts=[
+                ConceptMention(
+                    key=c.key,
+                    name=c.name,
+                    type=ConceptType.topic,
+                    language=self.language,
+                    start=s,
+                    end=e,
+                    surface=self.text[s:e],
+                    extractor=ExtractorName.catalog,
+                    confidence=0.95,
+                    in_catalog=True,
+                )
+                for c, s, e in self.mentions
+            ],
+            stances=[
+                StanceMention(
+                    key=c.key,
+                    name=c.name,
+                    stance=st,
+                    start=spans[c.key][0],
+                    end=spans[c.key][1],
+                    cue="template",
+                    confidence=0.9,
+                )
+                for c, st in self.stances
+            ],
+            relations=[
+                RelationMention(
+                    source_key=a.key,
+                    source_name=a.name,
+                    type=rt,
+                    target_key=b.key,
+                    target_name=b.name,
+                    start=spans[a.key][0],
+                    end=spans[b.key][1],
+                    extractor=ExtractorName.pattern,
+                    confidence=0.8,
+                    cue="template",
+                )
+                for a, rt, b in self.relations
+            ],
         )
 
 
@@ -210,12 +260,20 @@ def _fill(template: str, a: Concept | None, b: Concept | None = None) -> tuple[s
         assert c is not None
         mentions.append((c, len(text), len(text) + len(c.name)))
         text += c.name
-        rest = rest[i + 3:]
+        rest = rest[i + 3 :]
     return text, mentions
 
 
-def _turn(rnd: random.Random, lang: str, role: str, ts: datetime, kind: str, a: Concept | None = None,
-          b: Concept | None = None, stance: Stance | None = None) -> GenTurn:
+def _turn(
+    rnd: random.Random,
+    lang: str,
+    role: str,
+    ts: datetime,
+    kind: str,
+    a: Concept | None = None,
+    b: Concept | None = None,
+    stance: Stance | None = None,
+) -> GenTurn:
     rel: list[tuple[Concept, RelationType, Concept]] = []
     stances: list[tuple[Concept, Stance]] = []
     if kind == "stance":
@@ -233,7 +291,11 @@ def _turn(rnd: random.Random, lang: str, role: str, ts: datetime, kind: str, a: 
     else:
         template = rnd.choice(NEUTRAL_TEMPLATES[lang])
     if "{b}" in template and b is None:
-        template = template.replace("{b}", "{a}") if "{a}" not in template else template.split("{b}")[0].rstrip(" 和and") + ("。" if lang == "zh" else ".")
+        template = (
+            template.replace("{b}", "{a}")
+            if "{a}" not in template
+            else template.split("{b}")[0].rstrip(" 和and") + ("。" if lang == "zh" else ".")
+        )
     text, mentions = _fill(template, a, b)
     # One mention per concept per turn is enough for ground truth.
     seen: set[str] = set()
@@ -259,9 +321,17 @@ class GenUser:
         return [t for s in self.sessions for t in s.turns]
 
 
-def conversation_user(user_id: str, *, language: str, n_turns: int, seed: int, catalog_size: int | None = None,
-                      turns_per_session: int = 25, key_facts_per_stance: int = 2,
-                      pool_size: int = 40) -> GenUser:
+def conversation_user(
+    user_id: str,
+    *,
+    language: str,
+    n_turns: int,
+    seed: int,
+    catalog_size: int | None = None,
+    turns_per_session: int = 25,
+    key_facts_per_stance: int = 2,
+    pool_size: int = 40,
+) -> GenUser:
     """A multi-session learner: key facts in session 1, then ``n_turns`` turns in total.
 
     The learner's world is a neighbourhood of the real catalog (a concept, its
@@ -324,7 +394,7 @@ def conversation_user(user_id: str, *, language: str, n_turns: int, seed: int, c
             ts += timedelta(minutes=1)
     turns = turns[:n_turns]
     for i in range(0, len(turns), turns_per_session):
-        sessions.append(Session(f"s{i // turns_per_session + 1:04d}", turns[i:i + turns_per_session]))
+        sessions.append(Session(f"s{i // turns_per_session + 1:04d}", turns[i : i + turns_per_session]))
     return GenUser(user_id, language, sessions, facts)
 
 
@@ -338,8 +408,9 @@ def scale_user_concepts(n_concepts: int, *, seed: int, catalog_size: int) -> lis
     return _scale_choice(random.Random(seed), n_concepts, catalog_size)
 
 
-def scale_turns(n_concepts: int, *, seed: int, catalog_size: int, language: str = "en",
-                per_turn: int = 4, days: float = 60.0) -> list[GenTurn]:
+def scale_turns(
+    n_concepts: int, *, seed: int, catalog_size: int, language: str = "en", per_turn: int = 4, days: float = 60.0
+) -> list[GenTurn]:
     """Turns (with ground truth) that make a user mention exactly ``n_concepts`` concepts.
 
     Every concept is mentioned at least once; a Zipf-like tail gets repeat
@@ -358,7 +429,7 @@ def scale_turns(n_concepts: int, *, seed: int, catalog_size: int, language: str 
     span = timedelta(days=days)
     turns: list[GenTurn] = []
     for i in range(n_turns):
-        group = list(dict.fromkeys(order[i * per_turn:(i + 1) * per_turn]))
+        group = list(dict.fromkeys(order[i * per_turn : (i + 1) * per_turn]))
         ts = EPOCH + span * (i / max(1, n_turns))
         pieces = []
         mentions: list[tuple[Concept, int, int]] = []

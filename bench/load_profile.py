@@ -41,10 +41,15 @@ from graphmem.settings import Settings
 TENANT = "bench-loadprof"
 # The load test's traffic (tests/test_load.py): short English and Chinese turns, four focus texts.
 TEXTS = [
-    "I want to learn Django and Kubernetes.", "我对Django框架很感兴趣，也想学Python基础",
-    "I struggle with Docker Compose and SQLAlchemy.", "Django requires Linux server administration.",
-    "I hate React. React uses Redux.", "PostgreSQL和Nginx都要学", "I already know Git and HTML.",
-    "How do I deploy Django with Nginx?", "Flask or Django for a REST API?",
+    "I want to learn Django and Kubernetes.",
+    "我对Django框架很感兴趣，也想学Python基础",
+    "I struggle with Docker Compose and SQLAlchemy.",
+    "Django requires Linux server administration.",
+    "I hate React. React uses Redux.",
+    "PostgreSQL和Nginx都要学",
+    "I already know Git and HTML.",
+    "How do I deploy Django with Nginx?",
+    "Flask or Django for a REST API?",
 ]
 FOCUSES = [None, "How do I deploy Django?", "React", "数据库"]
 
@@ -75,7 +80,7 @@ def _metrics(client: httpx.Client) -> dict[tuple[str, str], tuple[float, float]]
     text = client.get("/metrics").text
     # Route templates hold braces ({user_id}), so labels run to the last '} ' of the line.
     out: dict[tuple[str, str], list[float]] = {}
-    for m in re.finditer(r'graphmem_http_request_seconds_(sum|count)\{(.*)\} ([0-9.e+-]+)$', text, re.M):
+    for m in re.finditer(r"graphmem_http_request_seconds_(sum|count)\{(.*)\} ([0-9.e+-]+)$", text, re.M):
         labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
         key = (labels.get("route", ""), labels.get("method", ""))
         pair = out.setdefault(key, [0.0, 0.0])
@@ -116,7 +121,7 @@ def _attribute(raw: Path, anchor: str, stages: list[tuple[str, str]]) -> tuple[C
         frames = [f.split(" (", 1)[0].rsplit(".", 1)[-1] for f in stack.split(";")]
         if anchor not in frames:
             continue
-        below = frames[frames.index(anchor) + 1:]
+        below = frames[frames.index(anchor) + 1 :]
         stage = "other (in the call)"
         for frame in below:  # root to leaf: the deepest known frame names the stage
             for name, label in stages:
@@ -128,8 +133,9 @@ def _attribute(raw: Path, anchor: str, stages: list[tuple[str, str]]) -> tuple[C
     return counts, total
 
 
-def run(clients: int, seconds: float, warmup: float, mode: str, workers: int, pyspy: str | None,
-        spread: bool = False) -> dict[str, Any]:
+def run(
+    clients: int, seconds: float, warmup: float, mode: str, workers: int, pyspy: str | None, spread: bool = False
+) -> dict[str, Any]:
     settings = Settings()
     run_tag = uuid.uuid4().hex[:6]
     # spread: a tenant per client (bench-loadprof-<i>), so no two clients share a tenant's write lock.
@@ -138,19 +144,32 @@ def run(clients: int, seconds: float, warmup: float, mode: str, workers: int, py
     key = keys[0]
     server = start_server(tenants, workers=workers)
     users = [f"lp-{run_tag}-{i}" for i in range(clients)]
-    result: dict[str, Any] = {"clients": clients, "seconds": seconds, "mode": mode, "workers": workers,
-                              "tenants": len(set(tenants.values())),
-                              "load_avg_before": [round(x, 2) for x in os.getloadavg()]}
+    result: dict[str, Any] = {
+        "clients": clients,
+        "seconds": seconds,
+        "mode": mode,
+        "workers": workers,
+        "tenants": len(set(tenants.values())),
+        "load_avg_before": [round(x, 2) for x in os.getloadavg()],
+    }
     try:
         for k in dict.fromkeys(keys):
             with server.client(k) as c:
-                r = c.put("/v1/catalog", content=(REPO / "demo" / "catalog.yaml").read_bytes(),
-                          headers={"content-type": "application/yaml"})
+                r = c.put(
+                    "/v1/catalog",
+                    content=(REPO / "demo" / "catalog.yaml").read_bytes(),
+                    headers={"content-type": "application/yaml"},
+                )
                 assert r.status_code == 200, r.text
         for i, u in enumerate(users):  # every user exists before the window (context-only mode needs a graph)
             with server.client(keys[i]) as c:
-                c.post(f"/v1/users/{u}/turns", json={"session_id": "s0", "turns": [
-                    {"turn_id": "t0", "role": "user", "text": TEXTS[i % len(TEXTS)]}]}).raise_for_status()
+                c.post(
+                    f"/v1/users/{u}/turns",
+                    json={
+                        "session_id": "s0",
+                        "turns": [{"turn_id": "t0", "role": "user", "text": TEXTS[i % len(TEXTS)]}],
+                    },
+                ).raise_for_status()
 
         measuring = threading.Event()
         stop = threading.Event()
@@ -166,12 +185,24 @@ def run(clients: int, seconds: float, warmup: float, mode: str, workers: int, py
                     n += 1
                     calls = []
                     if mode == "mixed":
-                        calls.append(("ingest", lambda: c.post(f"/v1/users/{uid}/turns", json={
-                            "session_id": f"s{n // 10}",
-                            "turns": [{"turn_id": f"t{n}", "role": "user", "text": TEXTS[(i + n) % len(TEXTS)]}]})))
+                        calls.append(
+                            (
+                                "ingest",
+                                lambda: c.post(
+                                    f"/v1/users/{uid}/turns",
+                                    json={
+                                        "session_id": f"s{n // 10}",
+                                        "turns": [
+                                            {"turn_id": f"t{n}", "role": "user", "text": TEXTS[(i + n) % len(TEXTS)]}
+                                        ],
+                                    },
+                                ),
+                            )
+                        )
                     focus = FOCUSES[n % len(FOCUSES)]
-                    calls.append(("context", lambda: c.get(f"/v1/users/{uid}/context",
-                                                           params={"focus": focus} if focus else {})))
+                    calls.append(
+                        ("context", lambda: c.get(f"/v1/users/{uid}/context", params={"focus": focus} if focus else {}))
+                    )
                     for kind, fn in calls:
                         t0 = time.perf_counter()
                         try:
@@ -203,13 +234,30 @@ def run(clients: int, seconds: float, warmup: float, mode: str, workers: int, py
         raw = Path(tempfile.mkdtemp(prefix="loadprof-")) / "pyspy.txt"
         if pyspy:
             exe = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
-            cmd = [exe, "record", "--pid", str(api_procs[-1].pid if workers > 1 else server.pid),
-                   "--duration", str(int(seconds)), "--rate", "50", "--format", "raw", "--nonblocking",
-                   "--output", str(raw)]
+            cmd = [
+                exe,
+                "record",
+                "--pid",
+                str(api_procs[-1].pid if workers > 1 else server.pid),
+                "--duration",
+                str(int(seconds)),
+                "--rate",
+                "50",
+                "--format",
+                "raw",
+                "--nonblocking",
+                "--output",
+                str(raw),
+            ]
             cmd.append("--idle" if pyspy == "wall" else "--gil")
             spy = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        probe = subprocess.Popen([sys.executable, "-c", _PROBE, tenants[keys[0]], users[0], str(seconds)],
-                                 cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        probe = subprocess.Popen(
+            [sys.executable, "-c", _PROBE, tenants[keys[0]], users[0], str(seconds)],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         measuring.set()
         time.sleep(seconds)
         measuring.clear()
@@ -274,10 +322,15 @@ def main() -> None:
         ap.error("--pyspy samples one API process: use it with --workers 1")
     if args.seconds + args.warmup > 60:
         ap.error("keep a run within 60 s (warm-up + window): the machine is shared")
-    log(f"{args.clients} clients, {args.mode}, {args.workers} worker(s), {args.seconds:.0f} s, py-spy {args.pyspy}, "
-        f"{'a tenant per client' if args.spread else 'one tenant'}")
-    print(json.dumps(run(args.clients, args.seconds, args.warmup, args.mode, args.workers, args.pyspy,
-                         args.spread), indent=1))
+    log(
+        f"{args.clients} clients, {args.mode}, {args.workers} worker(s), {args.seconds:.0f} s, py-spy {args.pyspy}, "
+        f"{'a tenant per client' if args.spread else 'one tenant'}"
+    )
+    print(
+        json.dumps(
+            run(args.clients, args.seconds, args.warmup, args.mode, args.workers, args.pyspy, args.spread), indent=1
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import argparse
 import random
 import statistics
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from graphmem.compaction import CompactionConfig, plan_compaction
 from graphmem.context import ContextConfig, select_context
@@ -23,7 +23,7 @@ from graphmem.ranking import RankingConfig, rank
 from graphmem.render import render_block
 from graphmem.tokens import TokenCounter
 
-NOW = datetime(2025, 1, 1, tzinfo=timezone.utc)
+NOW = datetime(2025, 1, 1, tzinfo=UTC)
 
 
 def synthetic_graph(n: int, seed: int = 7, edges_per_node: float = 3.0) -> UserGraph:
@@ -88,7 +88,9 @@ def main() -> None:
     args = ap.parse_args()
     counter = TokenCounter()
     counter.count("warm up")
-    print(f"{'ranker':<10}{'concepts':>10}{'rank ms':>10}{'plan ms':>10}{'select ms':>11}{'render ms':>11}{'total ms':>10}")
+    print(
+        f"{'ranker':<10}{'concepts':>10}{'rank ms':>10}{'plan ms':>10}{'select ms':>11}{'render ms':>11}{'total ms':>10}"
+    )
     for method in args.rankers:
         for n in args.sizes:
             r = run(n, method, args.repeat if n < 100_000 else max(1, args.repeat // 2), counter)

@@ -16,35 +16,44 @@ import json
 import os
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from graphmem.models import Catalog  # noqa: E402
-from graphmem.service import GraphMemory  # noqa: E402
-from graphmem.settings import Settings  # noqa: E402
+from graphmem.models import Catalog
+from graphmem.service import GraphMemory
+from graphmem.settings import Settings
 
-from . import compaction_bench, context_bench, conversation_bench, fixtures, generator, ingest_bench  # noqa: E402
-from .common import RESULTS, log, machine, start_server  # noqa: E402
-from .report import write_report  # noqa: E402
+from . import compaction_bench, context_bench, conversation_bench, fixtures, generator, ingest_bench
+from .common import RESULTS, log, machine, start_server
+from .report import write_report
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="graphmem benchmarks")
     ap.add_argument("--quick", action="store_true", help="smaller matrices, no 100,000-concept user (< 2 min)")
-    ap.add_argument("--only", nargs="*", default=None,
-                    help="sections to run: extraction ingest context compaction conversation")
+    ap.add_argument(
+        "--only", nargs="*", default=None, help="sections to run: extraction ingest context compaction conversation"
+    )
     args = ap.parse_args(argv)
     quick = args.quick
     want = set(args.only or ["extraction", "ingest", "context", "compaction", "conversation"])
     RESULTS.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    command = "python -m bench.run_all" + (" --quick" if quick else "") + (
-        f" --only {' '.join(sorted(want))}" if args.only else "")
-    results: dict[str, Any] = {"mode": "quick" if quick else "full", "command": command,
-                               "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                               "machine": machine(), "setup": {}, "timings_s": {}}
+    command = (
+        "python -m bench.run_all"
+        + (" --quick" if quick else "")
+        + (f" --only {' '.join(sorted(want))}" if args.only else "")
+    )
+    results: dict[str, Any] = {
+        "mode": "quick" if quick else "full",
+        "command": command,
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "setup": {},
+        "timings_s": {},
+    }
     log(f"{command} on {results['machine']['cpu_model']} x{results['machine']['logical_cores']}")
 
     def section(name: str):
@@ -67,15 +76,22 @@ def main(argv: list[str] | None = None) -> int:
         need_scale = want & {"context", "compaction"}
         if need_scale:
             results["setup"][context_bench.TENANT] = fixtures.ensure_catalog(
-                mem, context_bench.TENANT, context_bench.CATALOG_SIZE)
+                mem, context_bench.TENANT, context_bench.CATALOG_SIZE
+            )
             for n in context_bench.SIZES:
                 results["setup"][f"scale-{n}"] = fixtures.ensure_scale_user(
-                    mem, context_bench.TENANT, context_bench.user_id(n), n, context_bench.CATALOG_SIZE,
-                    seed=context_bench.SEED)
+                    mem,
+                    context_bench.TENANT,
+                    context_bench.user_id(n),
+                    n,
+                    context_bench.CATALOG_SIZE,
+                    seed=context_bench.SEED,
+                )
         if not quick and "compaction" in want:
             results["setup"]["bench-scale-100000"] = fixtures.ensure_catalog(mem, "bench-scale-100000", 100_000)
             results["setup"]["scale-100000"] = fixtures.ensure_scale_user(
-                mem, "bench-scale-100000", "scale-100000", 100_000, 100_000, seed=context_bench.SEED)
+                mem, "bench-scale-100000", "scale-100000", 100_000, 100_000, seed=context_bench.SEED
+            )
         log(f"setup: {json.dumps(results['setup'])}")
 
     if "extraction" in want:
@@ -110,10 +126,11 @@ def main(argv: list[str] | None = None) -> int:
     if "compaction" in want:
         with section("compaction"):
             rows = []
-            for n in ((1_000, 10_000) if quick else (1_000, 10_000, 100_000)):
+            for n in (1_000, 10_000) if quick else (1_000, 10_000, 100_000):
                 tenant = context_bench.TENANT if n <= context_bench.CATALOG_SIZE else "bench-scale-100000"
-                rows.append(compaction_bench.measure(tenant, f"scale-{n}", n,
-                                                     repeats=(3 if quick else 7) if n < 100_000 else 3))
+                rows.append(
+                    compaction_bench.measure(tenant, f"scale-{n}", n, repeats=(3 if quick else 7) if n < 100_000 else 3)
+                )
             results["compaction"] = rows
 
     if "conversation" in want:
@@ -122,8 +139,9 @@ def main(argv: list[str] | None = None) -> int:
 
     mem.close()
     results["total_s"] = round(time.perf_counter() - started, 1)
-    (RESULTS / "latest.json").write_text(json.dumps(results, indent=2, ensure_ascii=False, default=str),
-                                         encoding="utf-8")
+    (RESULTS / "latest.json").write_text(
+        json.dumps(results, indent=2, ensure_ascii=False, default=str), encoding="utf-8"
+    )
     write_report(results, RESULTS)
     log(f"done in {results['total_s']} s: {RESULTS / 'REPORT.md'}")
     return 0

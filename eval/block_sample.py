@@ -60,25 +60,45 @@ def produce() -> list[dict[str, Any]]:
         with eval_tenant(mem, "labelredial") as tenant:
             mem.put_catalog(tenant, build_catalog(chats, people(chats)))
             for i, chat in enumerate(chats):
-                turns = [TurnIn(turn_id=f"m{m.message_id}", role=m.role, text=m.text) for m in chat.messages if m.text.strip()]
+                turns = [
+                    TurnIn(turn_id=f"m{m.message_id}", role=m.role, text=m.text)
+                    for m in chat.messages
+                    if m.text.strip()
+                ]
                 mem.ingest(tenant, f"chat-{i:04d}", "s1", turns)
             for i, chat in enumerate(chats[:REDIAL_CHATS]):
                 ctx = mem.context(tenant, f"chat-{i:04d}", scope="recommendation")
                 conv = [(m.role, m.text) for m in chat.messages]
-                out += [{"dataset": "redial/valid", "conversation": chat.conversation_id, "section": s, "item": n,
-                         "turns": conv} for s, n in _items(ctx)]
+                out += [
+                    {
+                        "dataset": "redial/valid",
+                        "conversation": chat.conversation_id,
+                        "section": s,
+                        "item": n,
+                        "turns": conv,
+                    }
+                    for s, n in _items(ctx)
+                ]
         bridge = load_bridge(data, "validation")
         with eval_tenant(mem, "labelbridge") as tenant:
             for i, chat in enumerate(bridge):
                 conv = chat["c_h"] + chat["c_r"]
-                mem.ingest(tenant, f"chat-{i:04d}", "s1", [
-                    TurnIn(turn_id=f"t{j}", role="user" if who == "student" else "assistant", text=text)
-                    for j, (who, text) in enumerate(conv)])
+                mem.ingest(
+                    tenant,
+                    f"chat-{i:04d}",
+                    "s1",
+                    [
+                        TurnIn(turn_id=f"t{j}", role="user" if who == "student" else "assistant", text=text)
+                        for j, (who, text) in enumerate(conv)
+                    ],
+                )
             for i, chat in enumerate(bridge[:BRIDGE_CHATS]):
                 ctx = mem.context(tenant, f"chat-{i:04d}", scope="learning")
                 conv = [("user" if w == "student" else "assistant", t) for w, t in chat["c_h"] + chat["c_r"]]
-                out += [{"dataset": "bridge/validation", "conversation": chat["id"], "section": s, "item": n,
-                         "turns": conv} for s, n in _items(ctx)]
+                out += [
+                    {"dataset": "bridge/validation", "conversation": chat["id"], "section": s, "item": n, "turns": conv}
+                    for s, n in _items(ctx)
+                ]
         with eval_tenant(mem, "labelkdconv") as tenant:
             sampled = []
             for domain in ("film", "music", "travel"):
@@ -86,15 +106,25 @@ def produce() -> list[dict[str, Any]]:
                 for n, item in enumerate(items):
                     texts = [m["message"] for m in item["messages"]]
                     user = f"{domain}-{n}"
-                    mem.ingest(tenant, user, "s1", [TurnIn(turn_id=f"t{j}", role="user" if j % 2 == 0 else "assistant", text=t)
-                                                   for j, t in enumerate(texts) if t.strip()])
+                    mem.ingest(
+                        tenant,
+                        user,
+                        "s1",
+                        [
+                            TurnIn(turn_id=f"t{j}", role="user" if j % 2 == 0 else "assistant", text=t)
+                            for j, t in enumerate(texts)
+                            if t.strip()
+                        ],
+                    )
                     if n < KDCONV_CHATS:
                         sampled.append((user, texts))
             for user, texts in sampled:
                 ctx = mem.context(tenant, user, scope="general")
                 conv = [("user" if j % 2 == 0 else "assistant", t) for j, t in enumerate(texts)]
-                out += [{"dataset": "kdconv/dev", "conversation": user, "section": s, "item": n, "turns": conv}
-                        for s, n in _items(ctx)]
+                out += [
+                    {"dataset": "kdconv/dev", "conversation": user, "section": s, "item": n, "turns": conv}
+                    for s, n in _items(ctx)
+                ]
     finally:
         mem.close()
     return out
@@ -106,8 +136,9 @@ def read_labels(path: Path = LABELS) -> dict[tuple[str, str, str], dict[str, str
     return {(r["dataset"], r["conversation"], concept_key(r["item"])): r for r in rows}
 
 
-def report(items: list[dict[str, Any]], labels: dict[tuple[str, str, str], dict[str, str]],
-           verbose: bool = True) -> dict[str, Any]:
+def report(
+    items: list[dict[str, Any]], labels: dict[tuple[str, str, str], dict[str, str]], verbose: bool = True
+) -> dict[str, Any]:
     present: set[tuple[str, str, str]] = set()
     unlabelled: list[dict[str, Any]] = []
     for it in items:
@@ -120,14 +151,20 @@ def report(items: list[dict[str, Any]], labels: dict[tuple[str, str, str], dict[
     per: dict[str, dict[str, Any]] = {}
     for ds in sorted({k[0] for k in labels}):
         p = [r for r in present if r[0] == ds]
-        per[ds] = {"present": len(p), "precision": r4(sum(labels[r]["label"] == "1" for r in p) / len(p)) if p else 0.0,
-                   "labelled": sum(1 for k in labels if k[0] == ds)}
+        per[ds] = {
+            "present": len(p),
+            "precision": r4(sum(labels[r]["label"] == "1" for r in p) / len(p)) if p else 0.0,
+            "labelled": sum(1 for k in labels if k[0] == ds),
+        }
     gone = [labels[k] for k in labels if k not in present]
     out = {
-        "labelled_items": len(labels), "present_labelled": len(present), "no_longer_present": len(gone),
+        "labelled_items": len(labels),
+        "present_labelled": len(present),
+        "no_longer_present": len(gone),
         "no_longer_present_bad": sum(1 for r in gone if r["label"] == "0"),
         "item_precision": r4(good / len(present)) if present else 0.0,
-        "unlabelled_new_items": len(unlabelled), "per_dataset": per,
+        "unlabelled_new_items": len(unlabelled),
+        "per_dataset": per,
     }
     if verbose:
         print(f"[block-sample] {out}")

@@ -92,8 +92,13 @@ def load_bridge(data: Path, split: str) -> list[dict[str, Any]]:
     return out
 
 
-def run(quick: bool = False, limit: int | None = None, verbose: bool = True, splits: tuple[str, ...] | None = None,
-        show_misses: int = 15) -> dict[str, Any]:
+def run(
+    quick: bool = False,
+    limit: int | None = None,
+    verbose: bool = True,
+    splits: tuple[str, ...] | None = None,
+    show_misses: int = 15,
+) -> dict[str, Any]:
     from eval.extraction_eval import junk_reason
 
     data = shared_data_dir()
@@ -130,8 +135,10 @@ def run(quick: bool = False, limit: int | None = None, verbose: bool = True, spl
                     if not conv:
                         continue
                     user = f"chat-{i:04d}"
-                    tin = [TurnIn(turn_id=f"t{j}", role="user" if who == "student" else "assistant", text=text)
-                           for j, (who, text) in enumerate(conv)]
+                    tin = [
+                        TurnIn(turn_id=f"t{j}", role="user" if who == "student" else "assistant", text=text)
+                        for j, (who, text) in enumerate(conv)
+                    ]
                     mem.ingest(tenant, user, "s1", tin)
                     turns += len(tin)
                     graph = mem.graph(tenant, user)
@@ -150,13 +157,25 @@ def run(quick: bool = False, limit: int | None = None, verbose: bool = True, spl
                     hits3_present += present and 0 < rank <= 3
                     rr += 1 / rank if rank else 0.0
                     if not rank and present and len(worst) < 400:
-                        worst.append({"id": chat["id"], "topic": chat["topic"], "core": core[:5],
-                                      "shared": sorted(topic_lemmas & chat_lemmas)})
-            out[variant] = {"scored": scored, "skipped_no_topic_lemma": skipped, "turns": turns,
-                            "hit_at_3": r4(hits3 / scored) if scored else 0.0, "mrr": r4(rr / scored) if scored else 0.0,
-                            "no_core_topics": no_core, "junk_per_turn": r4(junk / turns) if turns else 0.0,
-                            "topic_in_chat": r4(answerable / scored) if scored else 0.0,
-                            "hit_at_3_when_topic_in_chat": r4(hits3_present / answerable) if answerable else 0.0}
+                        worst.append(
+                            {
+                                "id": chat["id"],
+                                "topic": chat["topic"],
+                                "core": core[:5],
+                                "shared": sorted(topic_lemmas & chat_lemmas),
+                            }
+                        )
+            out[variant] = {
+                "scored": scored,
+                "skipped_no_topic_lemma": skipped,
+                "turns": turns,
+                "hit_at_3": r4(hits3 / scored) if scored else 0.0,
+                "mrr": r4(rr / scored) if scored else 0.0,
+                "no_core_topics": no_core,
+                "junk_per_turn": r4(junk / turns) if turns else 0.0,
+                "topic_in_chat": r4(answerable / scored) if scored else 0.0,
+                "hit_at_3_when_topic_in_chat": r4(hits3_present / answerable) if answerable else 0.0,
+            }
             # Misses name lesson topics and extracted concepts from the data: printed, never saved.
             if verbose:
                 print(f"[bridge] {variant}: {out[variant]}")

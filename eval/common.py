@@ -59,7 +59,7 @@ def drop_tenant(mem: GraphMemory, tenant: str) -> None:
     if not re.fullmatch(re.escape(TENANT_PREFIX) + r"[a-z0-9]+-[0-9a-f]{10}", tenant):
         raise ValueError(f"refusing to drop {tenant!r}: not an evaluation tenant")
     store = mem.store
-    with store._driver.session(database=store.database) as session:  # noqa: SLF001 - eval clean-up
+    with store._driver.session(database=store.database) as session:
         while True:
             deleted = session.run(
                 "MATCH (n) WHERE n.tenant = $tenant OR (n:Tenant AND n.id = $tenant) "

@@ -175,7 +175,7 @@ def bridge_junk(extractor: ConceptExtractor, convs: list[Conversation]) -> dict[
     reasons: dict[str, int] = {}
     examples: dict[str, int] = {}
     for conv in convs:
-        for text, role, res in zip(conv.turns, conv.roles, extractor.extract(conv.turns, conv.roles)):
+        for _text, role, res in zip(conv.turns, conv.roles, extractor.extract(conv.turns, conv.roles)):
             turns += 1
             n_junk = 0
             for c in res.concepts:

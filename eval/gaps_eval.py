@@ -69,7 +69,9 @@ def build_catalog(rows: list[dict[str, Any]]) -> Catalog:
     by_tag = {r["tag"]: r["title"] for r in rows}
     relations = [
         CatalogRelation(source=by_tag[p["tag"]], type="prerequisite", target=r["title"])
-        for r in rows for p in r["prerequisites"] if p["tag"] in by_tag and p["tag"] != r["tag"]
+        for r in rows
+        for p in r["prerequisites"]
+        if p["tag"] in by_tag and p["tag"] != r["tag"]
     ]
     return Catalog(concepts=concepts, relations=relations)
 
@@ -124,7 +126,9 @@ def run(quick: bool = False, limit: int | None = None, verbose: bool = True, see
                 rng = random.Random(f"{seed}:{tag}")
                 turns, known, question = make_learner(row, titles, rng)
                 user = f"learner-{i:03d}"
-                mem2.ingest(tenant, user, "s1", [TurnIn(turn_id=f"t{j}", role="user", text=t) for j, t in enumerate(turns)])
+                mem2.ingest(
+                    tenant, user, "s1", [TurnIn(turn_id=f"t{j}", role="user", text=t) for j, t in enumerate(turns)]
+                )
                 presumed = set(known).union(*(ancestors(k, parents) for k in known))
                 gold1 = set(parents[tag]) - presumed
                 gold2 = (gold1 | {p for g in gold1 for p in parents.get(g, ())}) - presumed - {tag}
@@ -140,9 +144,14 @@ def run(quick: bool = False, limit: int | None = None, verbose: bool = True, see
                     t["gold"] += len(gold)
                     t["not_anc"] += len(pred - anc)
                     p, r_, f = prf(tp, len(pred), len(gold))
-                    rec[f"d{depth}"] = {"f1": r4(f), "precision": r4(p), "recall": r4(r_),
-                                        "missed": sorted(gold - pred), "extra": sorted(pred - gold),
-                                        "current_topic": [concept_key(n) for n in ctx.current_topic]}
+                    rec[f"d{depth}"] = {
+                        "f1": r4(f),
+                        "precision": r4(p),
+                        "recall": r4(r_),
+                        "missed": sorted(gold - pred),
+                        "extra": sorted(pred - gold),
+                        "current_topic": [concept_key(n) for n in ctx.current_topic],
+                    }
                 per_learner.append(rec)
     finally:
         mem1.close()
@@ -151,14 +160,27 @@ def run(quick: bool = False, limit: int | None = None, verbose: bool = True, see
     for depth in (1, 2):
         t = tally[depth]
         p, r_, f = prf(t["tp"], t["pred"], t["gold"])
-        out[f"depth{depth}"] = {"precision": r4(p), "recall": r4(r_), "f1": r4(f),
-                                "reported": t["pred"], "gold": t["gold"],
-                                "not_ancestor_share": r4(t["not_anc"] / t["pred"]) if t["pred"] else 0.0}
+        out[f"depth{depth}"] = {
+            "precision": r4(p),
+            "recall": r4(r_),
+            "f1": r4(f),
+            "reported": t["pred"],
+            "gold": t["gold"],
+            "not_ancestor_share": r4(t["not_anc"] / t["pred"]) if t["pred"] else 0.0,
+        }
     out["seconds"] = round(time.perf_counter() - started, 1)
     worst = sorted(per_learner, key=lambda r: (min(r["d1"]["f1"], r["d2"]["f1"]), r["target"]))[:8]
-    out["worst"] = [{"target": w["target"], "d1_f1": w["d1"]["f1"], "d2_f1": w["d2"]["f1"],
-                     "missed": w["d2"]["missed"][:6], "extra": w["d2"]["extra"][:6],
-                     "current_topic": w["d2"]["current_topic"]} for w in worst]
+    out["worst"] = [
+        {
+            "target": w["target"],
+            "d1_f1": w["d1"]["f1"],
+            "d2_f1": w["d2"]["f1"],
+            "missed": w["d2"]["missed"][:6],
+            "extra": w["d2"]["extra"][:6],
+            "current_topic": w["d2"]["current_topic"],
+        }
+        for w in worst
+    ]
     if verbose:
         print(f"[gaps] {out['learners']} learners, {out['seconds']} s")
         for depth in (1, 2):

@@ -52,7 +52,9 @@ def load(per_domain: int | None) -> list[dict[str, Any]]:
                     values.update(x for x in _SPLIT.split(v))
             gold_keys = {concept_key(x) for x in names} - {""}
             triple_keys = gold_keys | {concept_key(strip_disambiguation(x)) for x in values} - {""}
-            convs.append({"id": f"{domain}-{n}", "turns": turns, "names": names, "gold": gold_keys, "triple": triple_keys})
+            convs.append(
+                {"id": f"{domain}-{n}", "turns": turns, "names": names, "gold": gold_keys, "triple": triple_keys}
+            )
     return convs
 
 
@@ -68,8 +70,11 @@ def run(quick: bool = False, per_domain: int | None = None, verbose: bool = True
         with eval_tenant(mem, "kdconv") as tenant:
             for i, c in enumerate(convs):
                 user = f"conv-{i:04d}"
-                tin = [TurnIn(turn_id=f"t{j}", role="user" if j % 2 == 0 else "assistant", text=t)
-                       for j, t in enumerate(c["turns"]) if t.strip()]
+                tin = [
+                    TurnIn(turn_id=f"t{j}", role="user" if j % 2 == 0 else "assistant", text=t)
+                    for j, t in enumerate(c["turns"])
+                    if t.strip()
+                ]
                 for b in range(0, len(tin), 256):
                     mem.ingest(tenant, user, "s1", tin[b : b + 256])
                 ctx = mem.context(tenant, user, scope="general", max_tokens=20000)
@@ -90,10 +95,13 @@ def run(quick: bool = False, per_domain: int | None = None, verbose: bool = True
     finally:
         mem.close()
     out = {
-        "conversations": len(convs), "gold_entities": total, "gold_present_in_text": present,
+        "conversations": len(convs),
+        "gold_entities": total,
+        "gold_present_in_text": present,
         "entity_recall": r4(found / total) if total else 0.0,
         "entity_recall_present": r4(found_present / present) if present else 0.0,
-        "stored_concepts": stored, "precision": r4(correct / stored) if stored else 0.0,
+        "stored_concepts": stored,
+        "precision": r4(correct / stored) if stored else 0.0,
         "seconds": round(time.perf_counter() - started, 1),
     }
     if verbose:

@@ -32,7 +32,7 @@ import json
 import random
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -43,7 +43,7 @@ from graphmem.bkt import BKTParams, trace
 from graphmem.kt_fit import fit_concept
 
 RESULTS = REPO / "eval" / "results"
-T0 = datetime(2026, 6, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 6, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -55,8 +55,13 @@ class Population:
 
 
 def draw_params(rng: random.Random, forgetting: bool) -> BKTParams:
-    return BKTParams(prior=rng.uniform(0.05, 0.5), learn=rng.uniform(0.05, 0.3), guess=rng.uniform(0.05, 0.3),
-                     slip=rng.uniform(0.03, 0.2), forget=rng.uniform(0.05, 0.2) if forgetting else 0.0)
+    return BKTParams(
+        prior=rng.uniform(0.05, 0.5),
+        learn=rng.uniform(0.05, 0.3),
+        guess=rng.uniform(0.05, 0.3),
+        slip=rng.uniform(0.03, 0.2),
+        forget=rng.uniform(0.05, 0.2) if forgetting else 0.0,
+    )
 
 
 def simulate(name: str, n_concepts: int, n_learners: int, forgetting: bool, seed: int) -> Population:
@@ -108,8 +113,7 @@ def evaluate(pop: Population, num_fits: int, seed: int) -> dict[str, Any]:
         for c, seq in pop.answers[learner].items():
             y.extend(seq)
             base.extend([rate[c]] * len(seq))
-    rows["majority"] = {"auc": r4(auc(y, base)),
-                        "accuracy": r4(np.mean([(b >= 0.5) == t for b, t in zip(base, y)]))}
+    rows["majority"] = {"auc": r4(auc(y, base)), "accuracy": r4(np.mean([(b >= 0.5) == t for b, t in zip(base, y)]))}
 
     def bkt_row(params: dict[str, BKTParams]) -> dict[str, Any]:
         yy, pp = score(pop, test, params)
@@ -120,24 +124,35 @@ def evaluate(pop: Population, num_fits: int, seed: int) -> dict[str, Any]:
     timings: dict[str, float] = {}
     for variant, forgets in (("bkt_fitted", False), ("bkt_forgetting", True)):
         started = time.perf_counter()
-        fitted[variant] = {c: fit_concept([pop.answers[l][c] for l in train], forgets=forgets, num_fits=num_fits,
-                                          seed=seed).params for c in pop.concepts}
+        fitted[variant] = {
+            c: fit_concept([pop.answers[l][c] for l in train], forgets=forgets, num_fits=num_fits, seed=seed).params
+            for c in pop.concepts
+        }
         timings[variant] = time.perf_counter() - started
         rows[variant] = {**bkt_row(fitted[variant]), "fit_seconds": round(timings[variant], 2)}
     rows["bkt_true_params"] = bkt_row(pop.concepts)
     n_train = sum(len(s) for l in train for s in pop.answers[l].values())
     recovery = {}
     for variant, params in fitted.items():
-        recovery[variant] = {k: r4(np.mean([abs(getattr(params[c], k) - getattr(pop.concepts[c], k))
-                                            for c in pop.concepts]))
-                             for k in ("prior", "learn", "guess", "slip", "forget")}
-    return {"population": pop.name, "concepts": len(pop.concepts), "learners_train": len(train),
-            "learners_test": len(test), "attempts_train": n_train, "attempts_test": len(y),
-            "fit_attempts_per_s": round(n_train * 2 / (timings["bkt_fitted"] + timings["bkt_forgetting"]), 1),
-            "rows": rows, "parameter_mae": recovery,
-            "true_params": {c: p.to_dict() for c, p in pop.concepts.items()},
-            "fitted_params": {v: {c: {k: r4(x) for k, x in p.to_dict().items()} for c, p in ps.items()}
-                              for v, ps in fitted.items()}}
+        recovery[variant] = {
+            k: r4(np.mean([abs(getattr(params[c], k) - getattr(pop.concepts[c], k)) for c in pop.concepts]))
+            for k in ("prior", "learn", "guess", "slip", "forget")
+        }
+    return {
+        "population": pop.name,
+        "concepts": len(pop.concepts),
+        "learners_train": len(train),
+        "learners_test": len(test),
+        "attempts_train": n_train,
+        "attempts_test": len(y),
+        "fit_attempts_per_s": round(n_train * 2 / (timings["bkt_fitted"] + timings["bkt_forgetting"]), 1),
+        "rows": rows,
+        "parameter_mae": recovery,
+        "true_params": {c: p.to_dict() for c, p in pop.concepts.items()},
+        "fitted_params": {
+            v: {c: {k: r4(x) for k, x in p.to_dict().items()} for c, p in ps.items()} for v, ps in fitted.items()
+        },
+    }
 
 
 def through_store(pop: Population, num_fits: int, seed: int) -> dict[str, Any]:
@@ -157,8 +172,14 @@ def through_store(pop: Population, num_fits: int, seed: int) -> dict[str, Any]:
                 for i in range(max(len(s) for s in seqs.values())):
                     for c in sorted(seqs):
                         if i < len(seqs[c]):
-                            batch.append(AttemptIn(attempt_id=f"{c}-{i}", concept=c, correct=seqs[c][i],
-                                                   ts=T0 + timedelta(minutes=step)))
+                            batch.append(
+                                AttemptIn(
+                                    attempt_id=f"{c}-{i}",
+                                    concept=c,
+                                    correct=seqs[c][i],
+                                    ts=T0 + timedelta(minutes=step),
+                                )
+                            )
                             step += 1
                 out = mem.learner.record(tenant, learner, batch)
                 return [(a.correct, r["predicted"]) for a, r in zip(batch, out["attempts"], strict=True)]
@@ -172,49 +193,83 @@ def through_store(pop: Population, num_fits: int, seed: int) -> dict[str, Any]:
             scored = [x for learner in test for x in record(learner)]
             y = [c for c, _ in scored]
             p = [q for _, q in scored]
-            return {"population": pop.name, "auc": r4(auc(y, p)), "attempts_scored": len(y),
-                    "fit_version": fit["version"], "concepts_fitted": fit["concepts_fitted"],
-                    "fit_seconds": fit["seconds"], "train_ingest_attempts_per_s": round(n_train / ingest_s, 1)}
+            return {
+                "population": pop.name,
+                "auc": r4(auc(y, p)),
+                "attempts_scored": len(y),
+                "fit_version": fit["version"],
+                "concepts_fitted": fit["concepts_fitted"],
+                "fit_seconds": fit["seconds"],
+                "train_ingest_attempts_per_s": round(n_train / ingest_s, 1),
+            }
     finally:
         mem.close()
 
 
 def markdown(report: dict[str, Any]) -> str:
-    lines = ["# Knowledge tracing: next-attempt AUC on simulated learners",
-             "", f"Run {report['at']} (`python -m eval.kt_eval{' --quick' if report['quick'] else ''}`); "
-             "protocol in eval/kt_eval.py. No public tutoring log is reachable through a package registry here, "
-             "so these are simulated populations with known parameters — not comparable to the published "
-             "figures on ASSISTments skill-builder logs (BKT ≈ 0.73, pyBKT 0.76, BKT with forgetting 0.83).", ""]
+    lines = [
+        "# Knowledge tracing: next-attempt AUC on simulated learners",
+        "",
+        f"Run {report['at']} (`python -m eval.kt_eval{' --quick' if report['quick'] else ''}`); "
+        "protocol in eval/kt_eval.py. No public tutoring log is reachable through a package registry here, "
+        "so these are simulated populations with known parameters — not comparable to the published "
+        "figures on ASSISTments skill-builder logs (BKT ≈ 0.73, pyBKT 0.76, BKT with forgetting 0.83).",
+        "",
+    ]
     for r in report["populations"]:
-        lines += [f"## {r['population']}: {r['concepts']} concepts, {r['learners_train']} training / "
-                  f"{r['learners_test']} held-back learners, {r['attempts_test']} scored attempts", "",
-                  "| model | AUC | accuracy |", "|---|---|---|"]
+        lines += [
+            f"## {r['population']}: {r['concepts']} concepts, {r['learners_train']} training / "
+            f"{r['learners_test']} held-back learners, {r['attempts_test']} scored attempts",
+            "",
+            "| model | AUC | accuracy |",
+            "|---|---|---|",
+        ]
         for name, row in r["rows"].items():
             lines.append(f"| {name} | {row['auc']:.4f} | {row['accuracy']:.4f} |")
-        lines += ["", "Parameter recovery (mean absolute error over concepts):", "",
-                  "| fit | prior | learn | guess | slip | forget |", "|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "Parameter recovery (mean absolute error over concepts):",
+            "",
+            "| fit | prior | learn | guess | slip | forget |",
+            "|---|---|---|---|---|---|",
+        ]
         for v, mae in r["parameter_mae"].items():
-            lines.append(f"| {v} | " + " | ".join(f"{mae[k]:.4f}" for k in ("prior", "learn", "guess", "slip",
-                                                                             "forget")) + " |")
-        lines += ["", f"pyBKT EM (pure Python wheel): {r['fit_attempts_per_s']:.0f} training attempts/s per fit "
-                  f"variant ({r['rows']['bkt_fitted']['fit_seconds']} s standard, "
-                  f"{r['rows']['bkt_forgetting']['fit_seconds']} s with forgetting).", ""]
+            lines.append(
+                f"| {v} | " + " | ".join(f"{mae[k]:.4f}" for k in ("prior", "learn", "guess", "slip", "forget")) + " |"
+            )
+        lines += [
+            "",
+            f"pyBKT EM (pure Python wheel): {r['fit_attempts_per_s']:.0f} training attempts/s per fit "
+            f"variant ({r['rows']['bkt_fitted']['fit_seconds']} s standard, "
+            f"{r['rows']['bkt_forgetting']['fit_seconds']} s with forgetting).",
+            "",
+        ]
     if report.get("store"):
         s = report["store"]
-        lines += ["## Through the service and Neo4j", "",
-                  f"Fitted BKT, population {s['population']}: AUC {s['auc']:.4f} on {s['attempts_scored']} "
-                  f"`predicted` values returned by the attempts endpoint's code path after `learner.fit` stored "
-                  f"{s['concepts_fitted']} concepts' parameters (fit version {s['fit_version']}, "
-                  f"{s['fit_seconds']} s); training attempts recorded at {s['train_ingest_attempts_per_s']:.0f}/s.", ""]
+        lines += [
+            "## Through the service and Neo4j",
+            "",
+            f"Fitted BKT, population {s['population']}: AUC {s['auc']:.4f} on {s['attempts_scored']} "
+            f"`predicted` values returned by the attempts endpoint's code path after `learner.fit` stored "
+            f"{s['concepts_fitted']} concepts' parameters (fit version {s['fit_version']}, "
+            f"{s['fit_seconds']} s); training attempts recorded at {s['train_ingest_attempts_per_s']:.0f}/s.",
+            "",
+        ]
     return "\n".join(lines) + "\n"
 
 
 def run(quick: bool = False, store: bool = True, seed: int = 11) -> dict[str, Any]:
     n_concepts, n_learners, num_fits = (4, 120, 1) if quick else (8, 200, 2)
-    pops = [simulate("standard", n_concepts, n_learners, False, seed),
-            simulate("forgetting", n_concepts, n_learners, True, seed + 1)]
-    report: dict[str, Any] = {"at": datetime.now(timezone.utc).isoformat(), "quick": quick, "seed": seed,
-                              "populations": [evaluate(p, num_fits, seed) for p in pops]}
+    pops = [
+        simulate("standard", n_concepts, n_learners, False, seed),
+        simulate("forgetting", n_concepts, n_learners, True, seed + 1),
+    ]
+    report: dict[str, Any] = {
+        "at": datetime.now(UTC).isoformat(),
+        "quick": quick,
+        "seed": seed,
+        "populations": [evaluate(p, num_fits, seed) for p in pops],
+    }
     if store and not quick:
         report["store"] = through_store(pops[0], num_fits, seed)
     RESULTS.mkdir(parents=True, exist_ok=True)

@@ -49,7 +49,9 @@ def run(quick: bool = False, limit: int | None = None, verbose: bool = True, see
     data = shared_data_dir()
     rows = load_metacademy(data)
     tags = {r["tag"] for r in rows}
-    parents = {r["tag"]: [p["tag"] for p in r["prerequisites"] if p["tag"] in tags and p["tag"] != r["tag"]] for r in rows}
+    parents = {
+        r["tag"]: [p["tag"] for p in r["prerequisites"] if p["tag"] in tags and p["tag"] != r["tag"]] for r in rows
+    }
     gold_edges = {(p, t) for t, ps in parents.items() for p in ps}
     chosen = rows
     if limit is None and quick:
@@ -104,17 +106,24 @@ def run(quick: bool = False, limit: int | None = None, verbose: bool = True, see
                     pred.add((s, t))
     tp = len(pred & gold_edges)
     tp_anc = sum(1 for s, t in pred if s in ancestors(t, parents))
-    judgeable_gold = {(s, t) for s, t in gold_edges if s in extracted_tags and t in extracted_tags and (s in fed or t in fed)}
+    judgeable_gold = {
+        (s, t) for s, t in gold_edges if s in extracted_tags and t in extracted_tags and (s in fed or t in fed)
+    }
     p, _, _ = prf(tp, len(pred), len(judgeable_gold))
     rec = len(pred & judgeable_gold) / len(judgeable_gold) if judgeable_gold else 0.0
     out = {
-        "concepts_fed": len(chosen), "turns": turns_fed, "seconds": round(time.perf_counter() - started, 1),
+        "concepts_fed": len(chosen),
+        "turns": turns_fed,
+        "seconds": round(time.perf_counter() - started, 1),
         "concept_recall": r4(len(extracted_tags & gold_fed) / len(gold_fed)) if gold_fed else 0.0,
         "extracted_concepts": len(node_keys),
         "dependency_edges_extracted": raw,
-        "judged_edges": len(pred), "judged_by_type": by_type,
-        "precision": r4(p), "ancestor_precision": r4(tp_anc / len(pred)) if pred else 0.0,
-        "recall_judgeable": r4(rec), "judgeable_gold_edges": len(judgeable_gold),
+        "judged_edges": len(pred),
+        "judged_by_type": by_type,
+        "precision": r4(p),
+        "ancestor_precision": r4(tp_anc / len(pred)) if pred else 0.0,
+        "recall_judgeable": r4(rec),
+        "judgeable_gold_edges": len(judgeable_gold),
         "recall_all_gold": r4(tp / len(gold_edges)),
     }
     wrong = sorted(pred - gold_edges)

@@ -81,11 +81,18 @@ def build_catalog(chats: list[Chat], persons: list[str]) -> Catalog:
 def chat_entities(chat: Chat, catalog_keys: dict[str, str]) -> tuple[set[str], set[str]]:
     """(entities of the chat, entities the seeker named), as concept keys of catalog names."""
     movies = {concept_key(t) for t in chat.titles.values()}
-    seeker_movies = {concept_key(chat.titles[m]) for msg in chat.messages if msg.role == "user"
-                     for m in _REF.findall(msg.raw) if m in chat.titles}
+    seeker_movies = {
+        concept_key(chat.titles[m])
+        for msg in chat.messages
+        if msg.role == "user"
+        for m in _REF.findall(msg.raw)
+        if m in chat.titles
+    }
+
     def named(texts: list[str]) -> set[str]:
         text = " " + normalize(" ".join(texts)) + " "
         return {canon for alias, canon in catalog_keys.items() if canon not in movies and f" {alias} " in text}
+
     everyone = named([m.text for m in chat.messages])
     seeker = named([m.text for m in chat.messages if m.role == "user"])
     return movies | everyone, seeker_movies | seeker
@@ -113,21 +120,34 @@ def run(quick: bool = False, limit: int | None = None, verbose: bool = True, spl
             mem.put_catalog(tenant, catalog)
             for i, chat in enumerate(chats):
                 user = f"chat-{i:04d}"
-                turns = [TurnIn(turn_id=f"m{m.message_id}", role=m.role, text=m.text) for m in chat.messages if m.text.strip()]
+                turns = [
+                    TurnIn(turn_id=f"m{m.message_id}", role=m.role, text=m.text)
+                    for m in chat.messages
+                    if m.text.strip()
+                ]
                 for b in range(0, len(turns), 256):
                     mem.ingest(tenant, user, "s1", turns[b : b + 256])
             for i, chat in enumerate(chats):
                 ctx = mem.context(tenant, f"chat-{i:04d}", scope="recommendation")
                 ents, seeker = chat_entities(chat, alias_keys)
-                blocks.append({"id": chat.conversation_id, "core": ctx.core_topics, "related": ctx.related_concepts,
-                               "avoid": ctx.avoid, "entities": ents, "seeker": seeker})
+                blocks.append(
+                    {
+                        "id": chat.conversation_id,
+                        "core": ctx.core_topics,
+                        "related": ctx.related_concepts,
+                        "avoid": ctx.avoid,
+                        "entities": ents,
+                        "seeker": seeker,
+                    }
+                )
     finally:
         mem.close()
     return score(blocks, split, len(persons), len(catalog.concepts), time.perf_counter() - started, verbose)
 
 
-def score(blocks: list[dict[str, Any]], split: str, n_people: int, n_catalog: int, seconds: float,
-          verbose: bool) -> dict[str, Any]:
+def score(
+    blocks: list[dict[str, Any]], split: str, n_people: int, n_catalog: int, seconds: float, verbose: bool
+) -> dict[str, Any]:
     n = len(blocks)
     df: Counter[str] = Counter()
     for b in blocks:
@@ -142,12 +162,18 @@ def score(blocks: list[dict[str, Any]], split: str, n_people: int, n_catalog: in
         total += len(b["seeker"])
         found += len(b["seeker"] & listed)
     out = {
-        "split": split, "blocks": n, "catalog_concepts": n_catalog, "catalog_people": n_people,
+        "split": split,
+        "blocks": n,
+        "catalog_concepts": n_catalog,
+        "catalog_people": n_people,
         "core_entity_share": r4(core_ent / len(core)) if core else 0.0,
         "generic_item_share": r4(sum(1 for k in items if k in generic) / len(items)) if items else 0.0,
         "generic_items": len(generic),
-        "seeker_entity_recall": r4(found / total) if total else 0.0, "seeker_entities": total,
-        "items_per_block": {s: r4(sum(len(b[s]) for b in blocks) / n) if n else 0.0 for s in ("core", "related", "avoid")},
+        "seeker_entity_recall": r4(found / total) if total else 0.0,
+        "seeker_entities": total,
+        "items_per_block": {
+            s: r4(sum(len(b[s]) for b in blocks) / n) if n else 0.0 for s in ("core", "related", "avoid")
+        },
         "seconds": round(seconds, 1),
     }
     if verbose:
@@ -156,7 +182,9 @@ def score(blocks: list[dict[str, Any]], split: str, n_people: int, n_catalog: in
         print("   commonest items:", df.most_common(25))
         non_ent = Counter(x for b in blocks for x in b["core"] if concept_key(x) not in b["entities"])
         print("   commonest non-entity core topics:", non_ent.most_common(30))
-        misses = Counter(k for b in blocks for k in b["seeker"] - {concept_key(x) for x in b["core"] + b["related"] + b["avoid"]})
+        misses = Counter(
+            k for b in blocks for k in b["seeker"] - {concept_key(x) for x in b["core"] + b["related"] + b["avoid"]}
+        )
         print("   seeker entities missed:", misses.most_common(40))
     return out
 

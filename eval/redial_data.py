@@ -75,15 +75,27 @@ def _chat(row: dict, split: str) -> Chat:
         return titles.get(m.group(1), m.group(0))
 
     messages = tuple(
-        Message(message_id=int(m["messageId"]), role="user" if m["senderWorkerId"] == seeker else "assistant",
-                text=_MOVIE_REF.sub(replace, m["text"]), raw=m["text"], time_offset=int(m.get("timeOffset", 0)))
+        Message(
+            message_id=int(m["messageId"]),
+            role="user" if m["senderWorkerId"] == seeker else "assistant",
+            text=_MOVIE_REF.sub(replace, m["text"]),
+            raw=m["text"],
+            time_offset=int(m.get("timeOffset", 0)),
+        )
         for m in row["messages"]
     )
     answers = row.get("initiatorQuestions") or {}
     verdicts = tuple(
-        Verdict(movie_id=mid, title=titles[mid], suggested=int(a.get("suggested", 2)), seen=int(a.get("seen", 2)),
-                liked=int(a.get("liked", 2)))
-        for mid, a in answers.items() if mid in titles
+        Verdict(
+            movie_id=mid,
+            title=titles[mid],
+            suggested=int(a.get("suggested", 2)),
+            seen=int(a.get("seen", 2)),
+            liked=int(a.get("liked", 2)),
+        )
+        for mid, a in answers.items()
+        if mid in titles
     )
-    return Chat(conversation_id=str(row["conversationId"]), split=split, messages=messages, titles=titles,
-                verdicts=verdicts)
+    return Chat(
+        conversation_id=str(row["conversationId"]), split=split, messages=messages, titles=titles, verdicts=verdicts
+    )

@@ -26,7 +26,7 @@ import argparse
 import json
 import time
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from eval.common import REPO, eval_tenant, make_memory, prf, r4, shared_data_dir
@@ -36,7 +36,7 @@ from graphmem.extraction.normalize import concept_key
 from graphmem.models import Catalog, CatalogConcept, ConceptType, TurnIn
 
 RESULTS = REPO / "eval" / "results" / "redial_stance.json"
-_T0 = datetime(2020, 1, 1, tzinfo=timezone.utc)
+_T0 = datetime(2020, 1, 1, tzinfo=UTC)
 
 
 def catalog_of(chats: list[Chat]) -> Catalog:
@@ -79,10 +79,16 @@ def score(rows: list[tuple[int, str | None]]) -> dict[str, Any]:
     by = Counter(p or "none" for p in liked)
     n = len(liked) or 1
     return {
-        "movies": len(rows), "liked": len(liked), "disliked": len(disliked),
-        "dislike_precision": r4(p), "dislike_recall": r4(r), "dislike_f1": r4(f),
-        "liked_positive": r4(by["interested"] / n), "liked_knows": r4(by["knows"] / n),
-        "liked_disliked": r4(by["dislikes"] / n), "liked_none": r4(by["none"] / n),
+        "movies": len(rows),
+        "liked": len(liked),
+        "disliked": len(disliked),
+        "dislike_precision": r4(p),
+        "dislike_recall": r4(r),
+        "dislike_f1": r4(f),
+        "liked_positive": r4(by["interested"] / n),
+        "liked_knows": r4(by["knows"] / n),
+        "liked_disliked": r4(by["dislikes"] / n),
+        "liked_none": r4(by["none"] / n),
         "disliked_stances": dict(Counter(p or "none" for p in disliked)),
     }
 
@@ -121,8 +127,13 @@ def run_split(split: str, limit: int | None = None, fast: bool = False, verbose:
                     collect(chat, {n["key"]: n["stance"] for n in nodes if n["stance"]})
         finally:
             mem.close()
-    out = {"split": split, "chats": len(chats), "mode": "extraction-only" if fast else "store",
-           **score(rows), "seconds": round(time.perf_counter() - started, 1)}
+    out = {
+        "split": split,
+        "chats": len(chats),
+        "mode": "extraction-only" if fast else "store",
+        **score(rows),
+        "seconds": round(time.perf_counter() - started, 1),
+    }
     if verbose:
         print(f"[redial-stance] {json.dumps(out)}")
     out["_errors"] = errors
@@ -132,7 +143,7 @@ def run_split(split: str, limit: int | None = None, fast: bool = False, verbose:
 def protocol(quick: bool = False, verbose: bool = False) -> dict[str, Any]:
     """For eval/run_all.py: valid (the measure) always, train (to show the gap) in full runs."""
     out: dict[str, Any] = {}
-    for split in (("valid",) if quick else ("valid", "train")):
+    for split in ("valid",) if quick else ("valid", "train"):
         res = run_split(split, verbose=verbose)
         res.pop("_errors")
         out[split] = res

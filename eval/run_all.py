@@ -106,26 +106,33 @@ def table(results: dict[str, Any]) -> str:
 
 def _commit() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except Exception:  # noqa: BLE001 - best effort
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except Exception:
         return "unknown"
 
 
 def write_markdown(results: dict[str, Any]) -> Path:
-    parts = ["# graphmem quality on real data", "",
-             "Measured by `python -m eval.run_all` (`make eval`; `--quick` / `make eval-quick` runs deterministic "
-             "subsets in under two minutes) against a real Neo4j 5.26, on the shared Metacademy, Bridge and KdConv "
-             "data (read at run time from `../shared/data` or `$GRAPHMEM_SHARED_DATA`). Definitions: the docstrings "
-             "of `eval/gaps_eval.py`, `eval/prereq_eval.py`, `eval/bridge_eval.py`, `eval/kdconv_eval.py`, "
-             "`eval/redial_block_eval.py`, `eval/block_sample.py`; raw "
-             "figures: `eval/results/quality.json`.", ""]
+    parts = [
+        "# graphmem quality on real data",
+        "",
+        "Measured by `python -m eval.run_all` (`make eval`; `--quick` / `make eval-quick` runs deterministic "
+        "subsets in under two minutes) against a real Neo4j 5.26, on the shared Metacademy, Bridge and KdConv "
+        "data (read at run time from `../shared/data` or `$GRAPHMEM_SHARED_DATA`). Definitions: the docstrings "
+        "of `eval/gaps_eval.py`, `eval/prereq_eval.py`, `eval/bridge_eval.py`, `eval/kdconv_eval.py`, "
+        "`eval/redial_block_eval.py`, `eval/block_sample.py`; raw "
+        "figures: `eval/results/quality.json`.",
+        "",
+    ]
     for m in ("full", "quick"):
         if m in results:
             r = results[m]
             sizes = r.get("sizes", {})
-            parts.append(f"- **{m}** run: commit {r.get('commit')}, {r.get('seconds')} s; " + ", ".join(
-                f"{k}: {v}" for k, v in sizes.items()))
+            parts.append(
+                f"- **{m}** run: commit {r.get('commit')}, {r.get('seconds')} s; "
+                + ", ".join(f"{k}: {v}" for k, v in sizes.items())
+            )
     parts += ["", table(results), ""]
     dest = RESULTS / "QUALITY.md"
     dest.write_text("\n".join(parts) + "\n", encoding="utf-8")
@@ -135,14 +142,24 @@ def write_markdown(results: dict[str, Any]) -> Path:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="deterministic subsets, < 2 minutes")
-    ap.add_argument("--only", choices=("gaps", "prereq", "bridge", "kdconv", "redial_blocks", "block_sample",
-                                       "stance", "redial_stance"), action="append")
+    ap.add_argument(
+        "--only",
+        choices=("gaps", "prereq", "bridge", "kdconv", "redial_blocks", "block_sample", "stance", "redial_stance"),
+        action="append",
+    )
     ap.add_argument("--verbose", action="store_true", help="print the worst cases of every protocol")
     a = ap.parse_args(argv)
     mode = "quick" if a.quick else "full"
-    runners = {"gaps": gaps_eval.run, "prereq": prereq_eval.run, "bridge": bridge_eval.run, "kdconv": kdconv_eval.run,
-               "redial_blocks": redial_block_eval.run, "block_sample": block_sample.run,
-               "stance": stance_eval.protocol, "redial_stance": redial_stance_eval.protocol}
+    runners = {
+        "gaps": gaps_eval.run,
+        "prereq": prereq_eval.run,
+        "bridge": bridge_eval.run,
+        "kdconv": kdconv_eval.run,
+        "redial_blocks": redial_block_eval.run,
+        "block_sample": block_sample.run,
+        "stance": stance_eval.protocol,
+        "redial_stance": redial_stance_eval.protocol,
+    }
     started = time.perf_counter()
     protocols: dict[str, Any] = {}
     for name, fn in runners.items():
@@ -160,8 +177,13 @@ def main(argv: list[str] | None = None) -> int:
         "ReDial chats": protocols.get("redial_blocks", {}).get("blocks"),
         "labelled block items": protocols.get("block_sample", {}).get("labelled_items"),
     }
-    run = {"mode": mode, "commit": _commit(), "seconds": round(time.perf_counter() - started, 1),
-           "sizes": {k: v for k, v in sizes.items() if v is not None}, "protocols": protocols}
+    run = {
+        "mode": mode,
+        "commit": _commit(),
+        "seconds": round(time.perf_counter() - started, 1),
+        "sizes": {k: v for k, v in sizes.items() if v is not None},
+        "protocols": protocols,
+    }
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / "quality.json"
     results: dict[str, Any] = {}

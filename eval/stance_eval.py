@@ -25,7 +25,7 @@ import argparse
 import ast
 import json
 from collections import Counter, defaultdict
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -45,17 +45,17 @@ def load_items(path: Path = DEVSET) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _kdconv(data: Path, source: str) -> list[dict[str, Any]]:
     return json.loads((data / source).read_text(encoding="utf-8"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _redial(data: Path) -> dict[tuple[str, int], str]:
     return {(c.conversation_id, m.message_id): m.text for c in load_chats(data, "train") for m in c.messages}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _bridge(data: Path, source: str) -> dict[tuple[str, int], str]:
     out: dict[tuple[str, int], str] = {}
     for item in json.loads((data / source).read_text(encoding="utf-8")):
@@ -110,8 +110,13 @@ def metrics(gold: list[str], pred: list[str]) -> dict[str, Any]:
     for c in LABELS:
         tp = sum(1 for g, p in zip(gold, pred) if g == p == c)
         p_, r_, f_ = prf(tp, sum(1 for p in pred if p == c), sum(1 for g in gold if g == c))
-        per[c] = {"precision": r4(p_), "recall": r4(r_), "f1": r4(f_), "gold": sum(1 for g in gold if g == c),
-                  "predicted": sum(1 for p in pred if p == c)}
+        per[c] = {
+            "precision": r4(p_),
+            "recall": r4(r_),
+            "f1": r4(f_),
+            "gold": sum(1 for g in gold if g == c),
+            "predicted": sum(1 for p in pred if p == c),
+        }
     out["per_class"] = per
     cm = Counter(zip(gold, pred))
     out["confusion"] = {g: {p: cm[(g, p)] for p in LABELS} for g in LABELS}
@@ -130,20 +135,28 @@ def run(verbose: bool = True, errors: bool = False) -> dict[str, Any]:
             res[lang][part] = metrics([items[i]["label"] for i in sel], [preds[i] for i in sel])
     if verbose:
         for lang in ("en", "zh"):
-            print(f"[stance-dev] {lang}: " + ", ".join(
-                f"{p} acc {res[lang][p]['accuracy']:.3f} (n={res[lang][p]['items']})" for p in (*PARTS, "all")))
+            print(
+                f"[stance-dev] {lang}: "
+                + ", ".join(
+                    f"{p} acc {res[lang][p]['accuracy']:.3f} (n={res[lang][p]['items']})" for p in (*PARTS, "all")
+                )
+            )
     if errors:
         for it, p in zip(items, preds):
             if p != it["label"]:
-                print(f"  {it['part']:5} {it['language']} gold={it['label']:10} pred={p:10} {it['concept']!r}: "
-                      f"{turn_text(it, data)[:140]!r}")
+                print(
+                    f"  {it['part']:5} {it['language']} gold={it['label']:10} pred={p:10} {it['concept']!r}: "
+                    f"{turn_text(it, data)[:140]!r}"
+                )
     return res
 
 
 def protocol(quick: bool = False, verbose: bool = False) -> dict[str, Any]:
     """For eval/run_all.py: accuracy per language and part (the dev set is small: quick = full)."""
     res = run(verbose=verbose)
-    out: dict[str, Any] = {lang: {part: res[lang][part]["accuracy"] for part in (*PARTS, "all")} for lang in ("en", "zh")}
+    out: dict[str, Any] = {
+        lang: {part: res[lang][part]["accuracy"] for part in (*PARTS, "all")} for lang in ("en", "zh")
+    }
     out["items"] = {lang: {part: res[lang][part]["items"] for part in (*PARTS, "all")} for lang in ("en", "zh")}
     return out
 

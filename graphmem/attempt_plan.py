@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from graphmem.bkt import BKTParams, step
@@ -84,21 +84,26 @@ class AttemptPlan:
 
 def to_ms(ts: datetime) -> int:
     if ts.tzinfo is None:
-        ts = ts.replace(tzinfo=timezone.utc)
+        ts = ts.replace(tzinfo=UTC)
     return int(ts.timestamp() * 1000)
 
 
 def from_ms(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000.0, tz=timezone.utc).isoformat()
+    return datetime.fromtimestamp(ms / 1000.0, tz=UTC).isoformat()
 
 
 def _same(a: NewAttempt, stored: Mapping[str, Any]) -> bool:
-    return (a.key == stored["key"] and a.correct == stored["correct"] and a.ts_ms == stored["ts_ms"]
-            and a.item_id == stored["item_id"])
+    return (
+        a.key == stored["key"]
+        and a.correct == stored["correct"]
+        and a.ts_ms == stored["ts_ms"]
+        and a.item_id == stored["item_id"]
+    )
 
 
 def split_new(
-    attempts: Sequence[NewAttempt], existing: Mapping[str, Mapping[str, Any]],
+    attempts: Sequence[NewAttempt],
+    existing: Mapping[str, Mapping[str, Any]],
 ) -> tuple[list[NewAttempt], dict[str, Mapping[str, Any]]]:
     """(attempts to apply, duplicates by id with what was stored). Same id with different content —
     against the store or earlier in the same request — raises :class:`AttemptConflict`."""
@@ -111,13 +116,15 @@ def split_new(
             if not _same(a, stored):
                 raise AttemptConflict(
                     f"attempt {a.attempt_id!r} is already stored with different content (concept, correct, ts "
-                    "or item_id); send a new attempt_id for a new attempt")
+                    "or item_id); send a new attempt_id for a new attempt"
+                )
             dups[a.attempt_id] = stored
             continue
         earlier = seen.get(a.attempt_id)
         if earlier is not None:
-            if not _same(a, {"key": earlier.key, "correct": earlier.correct, "ts_ms": earlier.ts_ms,
-                             "item_id": earlier.item_id}):
+            if not _same(
+                a, {"key": earlier.key, "correct": earlier.correct, "ts_ms": earlier.ts_ms, "item_id": earlier.item_id}
+            ):
                 raise AttemptConflict(f"attempt {a.attempt_id!r} appears twice in the request with different content")
             continue
         seen[a.attempt_id] = a
@@ -164,8 +171,15 @@ def plan_attempts(
             rows: list[dict[str, Any]] = []
             for attempt_id, correct, ts_ms, _is_new in merged:
                 s = step(mastery, correct, p)
-                rows.append({"attempt_id": attempt_id, "predicted": s.predicted, "mastery": s.mastery,
-                             "ts_ms": ts_ms, "new": _is_new})
+                rows.append(
+                    {
+                        "attempt_id": attempt_id,
+                        "predicted": s.predicted,
+                        "mastery": s.mastery,
+                        "ts_ms": ts_ms,
+                        "new": _is_new,
+                    }
+                )
                 mastery = s.mastery
             _close(rows)
             news = {a.attempt_id: a for a in group}
@@ -174,8 +188,9 @@ def plan_attempts(
                 if r["new"]:
                     plan.new_rows.append(_new_row(news[r["attempt_id"]], r, seqs))
                 else:
-                    plan.rewrite_rows.append({k: r[k] for k in ("attempt_id", "predicted", "mastery", "valid_to",
-                                                                 "closed_by")})
+                    plan.rewrite_rows.append(
+                        {k: r[k] for k in ("attempt_id", "predicted", "mastery", "valid_to", "closed_by")}
+                    )
             last = rows[-1]
             total = len(rows)
             right = sum(1 for x in merged if x[1])
@@ -185,8 +200,9 @@ def plan_attempts(
             rows = []
             for a in group:
                 s = step(mastery, a.correct, p)
-                rows.append({"attempt_id": a.attempt_id, "predicted": s.predicted, "mastery": s.mastery,
-                             "ts_ms": a.ts_ms})
+                rows.append(
+                    {"attempt_id": a.attempt_id, "predicted": s.predicted, "mastery": s.mastery, "ts_ms": a.ts_ms}
+                )
                 mastery = s.mastery
             _close(rows)
             for a, r in zip(group, rows, strict=True):
@@ -194,32 +210,71 @@ def plan_attempts(
                 plan.new_rows.append(_new_row(a, r, seqs))
             if st.last_attempt is not None:
                 # The stored latest attempt stops being the latest evidence when this group's first begins.
-                plan.rewrite_rows.append({"attempt_id": st.last_attempt, "predicted": None, "mastery": None,
-                                          "valid_to": from_ms(group[0].ts_ms), "closed_by": group[0].attempt_id})
+                plan.rewrite_rows.append(
+                    {
+                        "attempt_id": st.last_attempt,
+                        "predicted": None,
+                        "mastery": None,
+                        "valid_to": from_ms(group[0].ts_ms),
+                        "closed_by": group[0].attempt_id,
+                    }
+                )
             total = st.attempts + len(group)
             right = st.correct + sum(1 for a in group if a.correct)
             last_ms, last_id = group[-1].ts_ms, group[-1].attempt_id
-        plan.mastery_rows.append({
-            "key": key, "name": first.name, "mastery": mastery, "attempts": total, "correct": right, "last_ts": from_ms(last_ms),
-            "last_attempt": last_id, "params": json.dumps(p.to_dict(), sort_keys=True)})
+        plan.mastery_rows.append(
+            {
+                "key": key,
+                "name": first.name,
+                "mastery": mastery,
+                "attempts": total,
+                "correct": right,
+                "last_ts": from_ms(last_ms),
+                "last_attempt": last_id,
+                "params": json.dumps(p.to_dict(), sort_keys=True),
+            }
+        )
     reported: set[str] = set()
     for a in attempts:
         if a.attempt_id in reported:
             # The same attempt twice in one request: applied once, the repeat is a duplicate.
             predicted, mastery = figures[a.attempt_id]
-            plan.results.append({"attempt_id": a.attempt_id, "concept": a.key, "name": a.name, "duplicate": True,
-                                 "predicted": round(predicted, 6), "mastery": round(mastery, 6)})
+            plan.results.append(
+                {
+                    "attempt_id": a.attempt_id,
+                    "concept": a.key,
+                    "name": a.name,
+                    "duplicate": True,
+                    "predicted": round(predicted, 6),
+                    "mastery": round(mastery, 6),
+                }
+            )
             continue
         reported.add(a.attempt_id)
         if a.attempt_id in dups:
             d = dups[a.attempt_id]
-            plan.results.append({"attempt_id": a.attempt_id, "concept": a.key, "name": a.name, "duplicate": True,
-                                 "predicted": _round(d.get("predicted")), "mastery": _round(d.get("mastery"))})
+            plan.results.append(
+                {
+                    "attempt_id": a.attempt_id,
+                    "concept": a.key,
+                    "name": a.name,
+                    "duplicate": True,
+                    "predicted": _round(d.get("predicted")),
+                    "mastery": _round(d.get("mastery")),
+                }
+            )
         else:
             predicted, mastery = figures[a.attempt_id]
-            plan.results.append({"attempt_id": a.attempt_id, "concept": a.key, "name": a.name,
-                                 "duplicate": False, "predicted": round(predicted, 6),
-                                 "mastery": round(mastery, 6)})
+            plan.results.append(
+                {
+                    "attempt_id": a.attempt_id,
+                    "concept": a.key,
+                    "name": a.name,
+                    "duplicate": False,
+                    "predicted": round(predicted, 6),
+                    "mastery": round(mastery, 6),
+                }
+            )
     return plan
 
 
@@ -244,10 +299,19 @@ def _close(rows: list[dict[str, Any]]) -> None:
 
 
 def _new_row(a: NewAttempt, r: Mapping[str, Any], seqs: Mapping[str, int]) -> dict[str, Any]:
-    return {"attempt_id": a.attempt_id, "key": a.key, "name": a.name, "correct": a.correct,
-            "ts": a.ts.isoformat(), "item_id": a.item_id, "seq": seqs[a.attempt_id],
-            "predicted": r["predicted"], "mastery": r["mastery"], "valid_to": r["valid_to"],
-            "closed_by": r["closed_by"]}
+    return {
+        "attempt_id": a.attempt_id,
+        "key": a.key,
+        "name": a.name,
+        "correct": a.correct,
+        "ts": a.ts.isoformat(),
+        "item_id": a.item_id,
+        "seq": seqs[a.attempt_id],
+        "predicted": r["predicted"],
+        "mastery": r["mastery"],
+        "valid_to": r["valid_to"],
+        "closed_by": r["closed_by"],
+    }
 
 
 def _round(value: float | None) -> float | None:

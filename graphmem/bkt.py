@@ -107,7 +107,7 @@ class MasteryLevels:
     min_attempts: int = 1
 
     def level(self, mastery: float | None, attempts: int) -> str | None:
-        """"mastered", "low", "learning", or None when there is no evidence."""
+        """ "mastered", "low", "learning", or None when there is no evidence."""
         if mastery is None or attempts < self.min_attempts:
             return None
         if mastery >= self.mastered:

@@ -57,8 +57,8 @@ def _cmd_neo4j(args: argparse.Namespace) -> int:
 def _cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from api.app import create_app
-    from api.http_protocol import JsonErrorHttpProtocol  # the parser's own 400s in the error shape
+    from graphmem.api.app import create_app
+    from graphmem.api.http_protocol import JsonErrorHttpProtocol  # the parser's own 400s in the error shape
 
     settings = get_settings()
     LocalNeo4j(settings).start()
@@ -67,8 +67,15 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     if workers > 1:
         # Each worker process builds its own app from the same GRAPHMEM_* environment. Their caches are
         # per process and keyed by graph and catalog versions, so a write in one is seen by the others.
-        uvicorn.run("api.app:create_app", factory=True, host=host, port=port, workers=workers, log_level="info",
-                    http=JsonErrorHttpProtocol)
+        uvicorn.run(
+            "graphmem.api.app:create_app",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_level="info",
+            http=JsonErrorHttpProtocol,
+        )
     else:
         uvicorn.run(create_app(settings), host=host, port=port, log_level="info", http=JsonErrorHttpProtocol)
     return 0
@@ -81,8 +88,9 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 try:
                     yield number, json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise GraphmemError(f"{path}:{number}: not valid JSON ({exc.msg})", code="INVALID_JSONL",
-                                        status=400) from None
+                    raise GraphmemError(
+                        f"{path}:{number}: not valid JSON ({exc.msg})", code="INVALID_JSONL", status=400
+                    ) from None
 
 
 def _cmd_ingest(args: argparse.Namespace) -> int:
@@ -109,8 +117,11 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
             user_id, session_id = str(row.pop("user_id")), str(row.pop("session_id"))
             turn = TurnIn.model_validate(row)
         except (KeyError, ValueError) as exc:
-            raise GraphmemError(f"{path}:{number}: a turn needs user_id, session_id, role and text ({exc})",
-                                code="INVALID_JSONL", status=400) from None
+            raise GraphmemError(
+                f"{path}:{number}: a turn needs user_id, session_id, role and text ({exc})",
+                code="INVALID_JSONL",
+                status=400,
+            ) from None
         if key != (user_id, session_id) or len(batch) >= args.batch_size:
             flush()
             key = (user_id, session_id)
@@ -127,8 +138,15 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 
 def _cmd_context(args: argparse.Namespace) -> int:
     memory = _memory()
-    result = memory.context(args.tenant, args.user, focus=args.focus, scope=args.scope, max_tokens=args.max_tokens,
-                            fmt=args.format, evidence=args.evidence)
+    result = memory.context(
+        args.tenant,
+        args.user,
+        focus=args.focus,
+        scope=args.scope,
+        max_tokens=args.max_tokens,
+        fmt=args.format,
+        evidence=args.evidence,
+    )
     if args.json:
         _print_json(result.to_dict())
     else:
@@ -148,9 +166,11 @@ def _cmd_compact(args: argparse.Namespace) -> int:
         raise GraphmemError("name a USER or pass --all", code="INVALID_INPUT", status=400)
     for user in users:
         run = memory.compact(args.tenant, user)
-        print(f"{user}: {run['concepts_before']} -> {run['concepts_after']} concepts, "
-              f"{run['compacted']} compacted, ratio {run.get('ratio')}"
-              + (f"  WARNING: {run['warning']}" if run.get("warning") else ""))
+        print(
+            f"{user}: {run['concepts_before']} -> {run['concepts_after']} concepts, "
+            f"{run['compacted']} compacted, ratio {run.get('ratio')}"
+            + (f"  WARNING: {run['warning']}" if run.get("warning") else "")
+        )
     return 0
 
 
@@ -189,8 +209,13 @@ def _cmd_kt(args: argparse.Namespace) -> int:
     memory.store.apply_schema()
     try:
         if args.action == "fit":
-            req = KTFitRequest(concepts=args.concept or None, forgets=args.forgets, num_fits=args.num_fits,
-                               min_attempts=args.min_attempts, seed=args.seed)
+            req = KTFitRequest(
+                concepts=args.concept or None,
+                forgets=args.forgets,
+                num_fits=args.num_fits,
+                min_attempts=args.min_attempts,
+                seed=args.seed,
+            )
             _print_json(memory.learner.fit(args.tenant, req))
         else:
             _print_json(memory.learner.params(args.tenant))
@@ -209,9 +234,15 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     from .mcp_server import serve
 
     settings = get_settings()
-    serve(settings, tenant=args.tenant, api_url=args.api or settings.api_url,
-          api_key=args.api_key or settings.api_key, http=args.http, host=args.host or settings.mcp_host,
-          port=args.port or settings.mcp_port)
+    serve(
+        settings,
+        tenant=args.tenant,
+        api_url=args.api or settings.api_url,
+        api_key=args.api_key or settings.api_key,
+        http=args.http,
+        host=args.host or settings.mcp_host,
+        port=args.port or settings.mcp_port,
+    )
     return 0
 
 
@@ -227,8 +258,12 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     print(CONNECT_RESULT_NODES_OFF)
     print(style_command(load_grass(library)))
     print()
-    print(render_explore(library, args.tenant, args.user, focus=args.focus, concept=args.concept,
-                         min_users=args.min_users), end="")
+    print(
+        render_explore(
+            library, args.tenant, args.user, focus=args.focus, concept=args.concept, min_users=args.min_users
+        ),
+        end="",
+    )
     return 0
 
 
@@ -249,8 +284,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve the HTTP API (starts Neo4j unless NEO4J_URI is set)")
     serve.add_argument("--host", default=None)
     serve.add_argument("--port", type=int, default=None)
-    serve.add_argument("--workers", type=int, default=None,
-                       help="API worker processes (default GRAPHMEM_WORKERS, 1); English ingestion scales with cores")
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="API worker processes (default GRAPHMEM_WORKERS, 1); English ingestion scales with cores",
+    )
     serve.set_defaults(func=_cmd_serve)
 
     ingest = with_tenant(sub.add_parser("ingest", help="ingest turns from a JSONL file (resumable by turn id)"))
@@ -292,15 +331,18 @@ def build_parser() -> argparse.ArgumentParser:
     erase.add_argument("user")
     erase.set_defaults(func=_cmd_erase)
 
-    explore = with_tenant(sub.add_parser(
-        "explore", help="print the saved Neo4j Browser queries for a user, parameters filled in"))
+    explore = with_tenant(
+        sub.add_parser("explore", help="print the saved Neo4j Browser queries for a user, parameters filled in")
+    )
     explore.add_argument("user")
     explore.add_argument("--focus", default=None, help="concept (name, alias or key) whose gaps to show")
     explore.add_argument("--concept", default=None, help="concept to trace back to its turns (default: --focus)")
     explore.add_argument("--min-users", type=int, default=1, help="shared interests: hide concepts with fewer users")
     explore.set_defaults(func=_cmd_explore)
 
-    kt = with_tenant(sub.add_parser("kt", help="knowledge tracing: fit BKT parameters per concept (pyBKT), or show them"))
+    kt = with_tenant(
+        sub.add_parser("kt", help="knowledge tracing: fit BKT parameters per concept (pyBKT), or show them")
+    )
     kt.add_argument("action", choices=["fit", "params"])
     kt.add_argument("--concept", action="append", help="fit only this concept (name, alias or key); repeatable")
     kt.add_argument("--forgets", action="store_true", help="fit BKT with forgetting")
@@ -309,18 +351,27 @@ def build_parser() -> argparse.ArgumentParser:
     kt.add_argument("--seed", type=int, default=0)
     kt.set_defaults(func=_cmd_kt)
 
-    mcp = with_tenant(sub.add_parser(
-        "mcp", help="serve graphmem to MCP hosts (stdio by default, streamable HTTP with --http)",
-        description="In-process by default (loads spaCy and connects to Neo4j itself); --api URL talks to a "
-                    "running graphmem API instead. Over stdio the tenant is --tenant (or --api-key's tenant); "
-                    "over HTTP each caller's bearer key decides it, as in the REST API."))
+    mcp = with_tenant(
+        sub.add_parser(
+            "mcp",
+            help="serve graphmem to MCP hosts (stdio by default, streamable HTTP with --http)",
+            description="In-process by default (loads spaCy and connects to Neo4j itself); --api URL talks to a "
+            "running graphmem API instead. Over stdio the tenant is --tenant (or --api-key's tenant); "
+            "over HTTP each caller's bearer key decides it, as in the REST API.",
+        )
+    )
     mcp.add_argument("--http", action="store_true", help="streamable HTTP on --host/--port, path /mcp")
     mcp.add_argument("--host", default=None, help="HTTP host (default GRAPHMEM_MCP_HOST, 127.0.0.1)")
     mcp.add_argument("--port", type=int, default=None, help="HTTP port (default GRAPHMEM_MCP_PORT, 8001)")
-    mcp.add_argument("--api", default=None, metavar="URL",
-                     help="use a running graphmem API instead of graphmem in-process (default GRAPHMEM_API_URL)")
-    mcp.add_argument("--api-key", default=None,
-                     help="with --api over stdio: the key to send (default GRAPHMEM_API_KEY)")
+    mcp.add_argument(
+        "--api",
+        default=None,
+        metavar="URL",
+        help="use a running graphmem API instead of graphmem in-process (default GRAPHMEM_API_URL)",
+    )
+    mcp.add_argument(
+        "--api-key", default=None, help="with --api over stdio: the key to send (default GRAPHMEM_API_KEY)"
+    )
     mcp.set_defaults(func=_cmd_mcp)
 
     demo = sub.add_parser("demo", help="start Neo4j and the API, load the demo learners, print their blocks")

@@ -23,14 +23,14 @@ import email.utils
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal
 from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from api.schemas import ContextRequest, Format, IngestRequest, Scope
+from graphmem.api.schemas import ContextRequest, Format, IngestRequest, Scope
 from graphmem.learner import AttemptIn, AttemptsRequest, KTFitRequest
 from graphmem.models import Catalog, ContextResult, IngestResult, TurnIn
 
@@ -73,11 +73,13 @@ class Endpoint:
 # The single source of what the client sends; tests/test_client.py compares it with openapi.json.
 ENDPOINTS: dict[str, Endpoint] = {
     "ingest": Endpoint("POST", "/v1/users/{user_id}/turns", body=IngestRequest, response=IngestResult),
-    "context": Endpoint("GET", "/v1/users/{user_id}/context",
-                        query=("focus", "scope", "max_tokens", "format", "evidence", "tag", "as_of"),
-                        response=ContextResult),
-    "context_with_prompt": Endpoint("POST", "/v1/users/{user_id}/context", body=ContextRequest,
-                                    response=ContextResult),
+    "context": Endpoint(
+        "GET",
+        "/v1/users/{user_id}/context",
+        query=("focus", "scope", "max_tokens", "format", "evidence", "tag", "as_of"),
+        response=ContextResult,
+    ),
+    "context_with_prompt": Endpoint("POST", "/v1/users/{user_id}/context", body=ContextRequest, response=ContextResult),
     "graph": Endpoint("GET", "/v1/users/{user_id}/graph", query=("as_of",)),
     "explain": Endpoint("GET", "/v1/users/{user_id}/explain", query=("concept", "as_of")),
     "compact": Endpoint("POST", "/v1/users/{user_id}/compact"),
@@ -86,7 +88,7 @@ ENDPOINTS: dict[str, Endpoint] = {
     "catalog": Endpoint("GET", "/v1/catalog"),
     "put_catalog": Endpoint("PUT", "/v1/catalog", body=Catalog),
     "ready": Endpoint("GET", "/readyz"),
-    # The learner model (api/attempts.py).
+    # The learner model (graphmem/api/attempts.py).
     "record_attempts": Endpoint("POST", "/v1/users/{user_id}/attempts", body=AttemptsRequest),
     "attempts": Endpoint("GET", "/v1/users/{user_id}/attempts", query=("concept",)),
     "kt_fit": Endpoint("POST", "/v1/kt/fit", body=KTFitRequest),
@@ -106,7 +108,7 @@ class _Call:
 
 
 def invalid_input(exc: ValidationError) -> ApiError:
-    """A pydantic error in the words of the API's validation handler (api/app.py)."""
+    """A pydantic error in the words of the API's validation handler (graphmem/api/app.py)."""
     errors = exc.errors()
     first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
     where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "request"
@@ -146,10 +148,31 @@ def build_ingest(user_id: str, session_id: str, turns: Sequence[TurnLike] | Turn
     return _Call(ep, _path(ep, user_id=user_id), json=body.model_dump(mode="json", exclude_none=True))
 
 
-def build_context(user_id: str, *, focus: str | None, scope: Scope, max_tokens: int | None, format: Format,
-                  evidence: bool, tag: str | None, prompt: str | None, as_of: datetime | str | None = None) -> _Call:
-    req = _validated(ContextRequest, {"focus": focus, "scope": scope, "max_tokens": max_tokens, "format": format,
-                                      "evidence": evidence, "tag": tag, "prompt": prompt, "as_of": as_of})
+def build_context(
+    user_id: str,
+    *,
+    focus: str | None,
+    scope: Scope,
+    max_tokens: int | None,
+    format: Format,
+    evidence: bool,
+    tag: str | None,
+    prompt: str | None,
+    as_of: datetime | str | None = None,
+) -> _Call:
+    req = _validated(
+        ContextRequest,
+        {
+            "focus": focus,
+            "scope": scope,
+            "max_tokens": max_tokens,
+            "format": format,
+            "evidence": evidence,
+            "tag": tag,
+            "prompt": prompt,
+            "as_of": as_of,
+        },
+    )
     if prompt is not None:
         # Loop detection needs the prompt, which can be long: sent as a body, not a query string.
         ep = ENDPOINTS["context_with_prompt"]
@@ -205,8 +228,8 @@ def retry_after_seconds(response: httpx.Response) -> float | None:
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def error_from(response: httpx.Response) -> ApiError:
@@ -226,16 +249,20 @@ def read(call: _Call, response: httpx.Response) -> Any:
     try:
         data = response.json()
     except ValueError:
-        raise ApiError("INVALID_RESPONSE", f"the API answered {call.endpoint.method} {call.url} with non-JSON",
-                       response.status_code) from None
+        raise ApiError(
+            "INVALID_RESPONSE",
+            f"the API answered {call.endpoint.method} {call.url} with non-JSON",
+            response.status_code,
+        ) from None
     model = call.endpoint.response
     if model is None:
         return data
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise ApiError("INVALID_RESPONSE", f"the API's answer does not match {model.__name__}: {exc}",
-                       response.status_code) from None
+        raise ApiError(
+            "INVALID_RESPONSE", f"the API's answer does not match {model.__name__}: {exc}", response.status_code
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -249,7 +276,7 @@ class RetryPolicy:
     def wait(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
             return min(retry_after, self.max_wait)
-        return min(self.backoff * (2 ** attempt), self.max_wait)
+        return min(self.backoff * (2**attempt), self.max_wait)
 
 
 _CONNECT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout)  # nothing reached the server: safe to resend
@@ -278,9 +305,18 @@ class GraphMemClient:
     what waits between retries (tests record the waits instead of sleeping them).
     """
 
-    def __init__(self, base_url: str = DEFAULT_BASE_URL, api_key: str | None = None, *, timeout: float = 60.0,
-                 max_retries: int = 3, backoff: float = 0.5, max_wait: float = 30.0,
-                 http: httpx.Client | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        base_url: str = DEFAULT_BASE_URL,
+        api_key: str | None = None,
+        *,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        backoff: float = 0.5,
+        max_wait: float = 30.0,
+        http: httpx.Client | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.retry = RetryPolicy(max_retries, backoff, max_wait)
         self._own_http = http is None
         # A given `http` client may be shared by clients with different keys: the key goes with each request.
@@ -302,8 +338,9 @@ class GraphMemClient:
         attempt = 0
         while True:
             try:
-                response = self.http.request(call.endpoint.method, call.url, params=call.params, json=call.json,
-                                             headers=self._headers)
+                response = self.http.request(
+                    call.endpoint.method, call.url, params=call.params, json=call.json, headers=self._headers
+                )
             except _CONNECT_ERRORS as exc:
                 if attempt >= self.retry.max_retries:
                     raise _transport_error(exc) from exc
@@ -322,14 +359,34 @@ class GraphMemClient:
         """Stores turns (a str is a user turn; one turn needs no list). Re-sending a turn id changes nothing."""
         return self._send(build_ingest(user_id, session_id, turns))
 
-    def context(self, user_id: str, *, focus: str | None = None, scope: Scope = "learning",
-                max_tokens: int | None = None, format: Format = "xml", evidence: bool = False,
-                tag: str | None = None, prompt: str | None = None,
-                as_of: datetime | str | None = None) -> ContextResult:
+    def context(
+        self,
+        user_id: str,
+        *,
+        focus: str | None = None,
+        scope: Scope = "learning",
+        max_tokens: int | None = None,
+        format: Format = "xml",
+        evidence: bool = False,
+        tag: str | None = None,
+        prompt: str | None = None,
+        as_of: datetime | str | None = None,
+    ) -> ContextResult:
         """The block for the next model call; with `prompt`, refused if the prompt already holds one;
         with `as_of`, as the user model stood then."""
-        return self._send(build_context(user_id, focus=focus, scope=scope, max_tokens=max_tokens, format=format,
-                                        evidence=evidence, tag=tag, prompt=prompt, as_of=as_of))
+        return self._send(
+            build_context(
+                user_id,
+                focus=focus,
+                scope=scope,
+                max_tokens=max_tokens,
+                format=format,
+                evidence=evidence,
+                tag=tag,
+                prompt=prompt,
+                as_of=as_of,
+            )
+        )
 
     def graph(self, user_id: str, as_of: datetime | str | None = None) -> dict[str, Any]:
         return self._send(build("graph", user_id=user_id, **_as_of(as_of)))
@@ -377,10 +434,18 @@ class GraphMemClient:
 class AsyncGraphMemClient:
     """The same calls as `GraphMemClient`, awaitable. Use `async with`, or `await aclose()`."""
 
-    def __init__(self, base_url: str = DEFAULT_BASE_URL, api_key: str | None = None, *, timeout: float = 60.0,
-                 max_retries: int = 3, backoff: float = 0.5, max_wait: float = 30.0,
-                 http: httpx.AsyncClient | None = None,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+    def __init__(
+        self,
+        base_url: str = DEFAULT_BASE_URL,
+        api_key: str | None = None,
+        *,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        backoff: float = 0.5,
+        max_wait: float = 30.0,
+        http: httpx.AsyncClient | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self.retry = RetryPolicy(max_retries, backoff, max_wait)
         self._own_http = http is None
         self.http = http or httpx.AsyncClient(base_url=base_url.rstrip("/"), timeout=timeout)
@@ -401,8 +466,9 @@ class AsyncGraphMemClient:
         attempt = 0
         while True:
             try:
-                response = await self.http.request(call.endpoint.method, call.url, params=call.params,
-                                                   json=call.json, headers=self._headers)
+                response = await self.http.request(
+                    call.endpoint.method, call.url, params=call.params, json=call.json, headers=self._headers
+                )
             except _CONNECT_ERRORS as exc:
                 if attempt >= self.retry.max_retries:
                     raise _transport_error(exc) from exc
@@ -420,12 +486,32 @@ class AsyncGraphMemClient:
     async def ingest(self, user_id: str, session_id: str, turns: Sequence[TurnLike] | TurnLike) -> IngestResult:
         return await self._send(build_ingest(user_id, session_id, turns))
 
-    async def context(self, user_id: str, *, focus: str | None = None, scope: Scope = "learning",
-                      max_tokens: int | None = None, format: Format = "xml", evidence: bool = False,
-                      tag: str | None = None, prompt: str | None = None,
-                      as_of: datetime | str | None = None) -> ContextResult:
-        return await self._send(build_context(user_id, focus=focus, scope=scope, max_tokens=max_tokens,
-                                              format=format, evidence=evidence, tag=tag, prompt=prompt, as_of=as_of))
+    async def context(
+        self,
+        user_id: str,
+        *,
+        focus: str | None = None,
+        scope: Scope = "learning",
+        max_tokens: int | None = None,
+        format: Format = "xml",
+        evidence: bool = False,
+        tag: str | None = None,
+        prompt: str | None = None,
+        as_of: datetime | str | None = None,
+    ) -> ContextResult:
+        return await self._send(
+            build_context(
+                user_id,
+                focus=focus,
+                scope=scope,
+                max_tokens=max_tokens,
+                format=format,
+                evidence=evidence,
+                tag=tag,
+                prompt=prompt,
+                as_of=as_of,
+            )
+        )
 
     async def graph(self, user_id: str, as_of: datetime | str | None = None) -> dict[str, Any]:
         return await self._send(build("graph", user_id=user_id, **_as_of(as_of)))

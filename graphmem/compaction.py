@@ -132,8 +132,11 @@ def assign_tiers(graph: UserGraph, ranking: Ranking, config: CompactionConfig) -
     # threshold: one fresh mention) survives even when PageRank hands most of its weight on
     # to its neighbours: in a long chat with many co-occurrences, a film the user asked about
     # once otherwise fell to ~3 and was folded away while its neighbours survived.
-    survivors = [k for k in graph.concepts
-                 if ranking.weight(k) >= config.threshold or ranking.user_initial(k) >= config.threshold]
+    survivors = [
+        k
+        for k in graph.concepts
+        if ranking.weight(k) >= config.threshold or ranking.user_initial(k) >= config.threshold
+    ]
     ordered = sort_keys(survivors, graph, ranking)
     eligible = [k for k in ordered if graph.concepts[k].stance is not Stance.dislikes]
     core = [k for k in eligible if has_user_mention(graph.concepts[k])][: max(0, config.core_size)]
@@ -142,7 +145,7 @@ def assign_tiers(graph: UserGraph, ranking: Ranking, config: CompactionConfig) -
         # conversation's heaviest survivors are their core topics.
         core = eligible[: config.core_size]
     core_set = set(core)
-    tiers: dict[str, Tier] = {k: Tier.compacted for k in graph.concepts}
+    tiers: dict[str, Tier] = dict.fromkeys(graph.concepts, Tier.compacted)
     for k in survivors:
         tiers[k] = Tier.core if k in core_set else Tier.related
     return tiers
@@ -206,7 +209,9 @@ def plan_compaction(
     summary = tuple(
         CompactedConcept(k, graph.concepts[k].name, ranking.weight(k), attached.get(k, ())) for k in compacted
     )
-    restored = {k: tiers[k] for k, n in graph.concepts.items() if n.tier is Tier.compacted and tiers[k] is not Tier.compacted}
+    restored = {
+        k: tiers[k] for k, n in graph.concepts.items() if n.tier is Tier.compacted and tiers[k] is not Tier.compacted
+    }
     newly = tuple(k for k in compacted if graph.concepts[k].tier is not Tier.compacted)
     avoid = tuple(sort_keys((k for k, n in graph.concepts.items() if n.stance is Stance.dislikes), graph, ranking))
 
@@ -290,8 +295,9 @@ def attach_to_core(
     for t in targets:
         near = nearest.get(t)
         # Most targets have one nearest core topic (or none): no sort needed.
-        out[t] = none if not near else tuple(near) if len(near) == 1 else tuple(
-            sorted(near, key=lambda k: core_order[k]))
+        out[t] = (
+            none if not near else tuple(near) if len(near) == 1 else tuple(sorted(near, key=lambda k: core_order[k]))
+        )
     return out
 
 
@@ -307,9 +313,7 @@ def measure_compacted_tokens(
     from graphmem.context import ContextConfig, select_context
     from graphmem.render import render_block
 
-    selection = select_context(
-        graph, ranking, tiers, [], "general", ContextConfig(max_items_per_section=None)
-    )
+    selection = select_context(graph, ranking, tiers, [], "general", ContextConfig(max_items_per_section=None))
     block = render_block(selection, fmt="xml", scope="general", max_tokens=None, counter=counter).block
     names = ", ".join(c.name for c in summary)
     return counter.count(block) + (counter.count(f"related_to_core_topics: [{names}]") if names else 0)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from graphmem.errors import InvalidInput
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from graphmem.settings import Settings
 
 
-class Scope(str, Enum):
+class Scope(StrEnum):
     learning = "learning"
     recommendation = "recommendation"
     general = "general"
@@ -57,9 +57,7 @@ def parse_scope(scope: Scope | str) -> Scope:
     try:
         return Scope(scope)
     except ValueError:
-        raise InvalidInput(
-            f"unknown scope {scope!r}; expected one of: {', '.join(s.value for s in Scope)}"
-        ) from None
+        raise InvalidInput(f"unknown scope {scope!r}; expected one of: {', '.join(s.value for s in Scope)}") from None
 
 
 def resolve_tag(scope: Scope | str, tag: str | None = None) -> str:
@@ -152,8 +150,15 @@ class _Pools:
     disliked: tuple[str, ...]
 
 
-def _pools(graph: UserGraph, ranking: Ranking, tiers: Mapping[str, Tier], sc: Scope, config: ContextConfig,
-           demoted: frozenset[str] = frozenset(), passing: frozenset[str] = frozenset()) -> _Pools:
+def _pools(
+    graph: UserGraph,
+    ranking: Ranking,
+    tiers: Mapping[str, Tier],
+    sc: Scope,
+    config: ContextConfig,
+    demoted: frozenset[str] = frozenset(),
+    passing: frozenset[str] = frozenset(),
+) -> _Pools:
     concepts = graph.concepts
 
     def tier_of(k: str) -> Tier | None:
@@ -169,23 +174,36 @@ def _pools(graph: UserGraph, ranking: Ranking, tiers: Mapping[str, Tier], sc: Sc
         # after the real ones and marked as below the threshold.
         taken = set(core)
         fill = top_keys(
-            (k for k, n in concepts.items()
-             if k not in taken and k not in demoted and n.stance is not Stance.dislikes and ranking.initial(k) > 0),
-            graph, ranking, config.core_size - len(core),
+            (
+                k
+                for k, n in concepts.items()
+                if k not in taken and k not in demoted and n.stance is not Stance.dislikes and ranking.initial(k) > 0
+            ),
+            graph,
+            ranking,
+            config.core_size - len(core),
         )
         below = set(fill)
         core = core + fill
     adjacency = ranking.neighbours()
     near = {nb for c in core for nb in adjacency.get(c, ())}
-    related = [k for k in concepts
-               if tier_of(k) is Tier.related and concepts[k].stance is not Stance.dislikes and k not in below
-               and k not in passing]
+    related = [
+        k
+        for k in concepts
+        if tier_of(k) is Tier.related
+        and concepts[k].stance is not Stance.dislikes
+        and k not in below
+        and k not in passing
+    ]
     first = sort_keys((k for k in related if k in near), graph, ranking)
     rest = sort_keys((k for k in related if k not in near), graph, ranking)
     disliked = sort_keys((k for k, n in concepts.items() if n.stance is Stance.dislikes), graph, ranking)
-    return _Pools(tuple(core), frozenset(below),
-                  tuple([(k, "neighbour of a core topic") for k in first] + [(k, "related concept") for k in rest]),
-                  tuple(disliked))
+    return _Pools(
+        tuple(core),
+        frozenset(below),
+        tuple([(k, "neighbour of a core topic") for k in first] + [(k, "related concept") for k in rest]),
+        tuple(disliked),
+    )
 
 
 def marker_for(section: str, stance: Stance | None) -> str | None:
@@ -249,8 +267,11 @@ def select_context(
     # Everything but gaps and the current topic is the same for every focus: ordered once per
     # ranked graph (a 10,000-concept user otherwise re-sorts its related concepts per request).
     out, side = frozenset(demoted), frozenset(passing)
-    pools = ranking.derived(("context_pools", sc, config.core_size, out, side),
-                            lambda: _pools(graph, ranking, tiers, sc, config, out, side), of=(graph, tiers))
+    pools = ranking.derived(
+        ("context_pools", sc, config.core_size, out, side),
+        lambda: _pools(graph, ranking, tiers, sc, config, out, side),
+        of=(graph, tiers),
+    )
     limit = None if cap is None else max(0, cap)
     placed: set[str] = set()  # keys shown so far, in placement order
     placed_names: set[str] = set()  # their display names, casefolded
@@ -273,8 +294,9 @@ def select_context(
                 reason = f"{reason}; {evidence(node).reason or 'user said it confuses them'}"
             elif marker == DISLIKES:
                 reason = f"{reason}; user said they dislike it"
-            out.append(ContextItem(k, name, ranking.weight(k), tiers.get(k, node.tier), reason,
-                                   tuple(node.evidence), marker))
+            out.append(
+                ContextItem(k, name, ranking.weight(k), tiers.get(k, node.tier), reason, tuple(node.evidence), marker)
+            )
         return tuple(out)
 
     core, below = list(pools.core), pools.below
@@ -296,9 +318,13 @@ def select_context(
 
     if "core_topics" in wanted:
         ranked_core = [k for k in core if k not in placed and k not in plain_gaps]
-        sections["core_topics"] = take("core_topics", (
-            (k, f"{'topic of the conversation, below the threshold' if k in below else core_reason} (rank {i + 1})")
-            for i, k in enumerate(ranked_core)))
+        sections["core_topics"] = take(
+            "core_topics",
+            (
+                (k, f"{'topic of the conversation, below the threshold' if k in below else core_reason} (rank {i + 1})")
+                for i, k in enumerate(ranked_core)
+            ),
+        )
 
     if "knowledge_gaps" in wanted:
         sections["knowledge_gaps"] = take("knowledge_gaps", ((g.key, g.reason) for g in gaps))

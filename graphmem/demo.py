@@ -44,8 +44,12 @@ def demo_turn_batches(learner: dict[str, Any]) -> list[tuple[str, list[dict[str,
     for session in learner["sessions"]:
         start = datetime.fromisoformat(session["ts"].replace("Z", "+00:00"))
         turns = [
-            {"turn_id": f"{learner['user_id']}-{session['session_id']}-{i + 1}", "role": t["role"],
-             "text": t["text"], "ts": (start + timedelta(minutes=2 * i)).isoformat()}
+            {
+                "turn_id": f"{learner['user_id']}-{session['session_id']}-{i + 1}",
+                "role": t["role"],
+                "text": t["text"],
+                "ts": (start + timedelta(minutes=2 * i)).isoformat(),
+            }
             for i, t in enumerate(session["turns"])
         ]
         batches.append((session["session_id"], turns))
@@ -54,8 +58,9 @@ def demo_turn_batches(learner: dict[str, Any]) -> list[tuple[str, list[dict[str,
 
 def load_demo(client: httpx.Client, demo_dir: Path = DEMO_DIR) -> dict[str, Any]:
     """Loads the catalog and every learner through the HTTP API; returns counts."""
-    resp = client.put("/v1/catalog", content=(demo_dir / "catalog.yaml").read_bytes(),
-                      headers={"content-type": "application/yaml"})
+    resp = client.put(
+        "/v1/catalog", content=(demo_dir / "catalog.yaml").read_bytes(), headers={"content-type": "application/yaml"}
+    )
     resp.raise_for_status()
     stored = duplicates = 0
     for learner in demo_learners(demo_dir):
@@ -101,11 +106,12 @@ def mcp_instructions(base: str, key: str | None, settings: Settings) -> str:
 """
 
 
-def run_demo(serve: bool = False, host: str | None = None, port: int | None = None,
-             settings: Settings | None = None) -> int:
+def run_demo(
+    serve: bool = False, host: str | None = None, port: int | None = None, settings: Settings | None = None
+) -> int:
     import uvicorn
 
-    from api.app import create_app
+    from graphmem.api.app import create_app
 
     settings = settings or get_settings()
     host = host or settings.host
@@ -113,7 +119,7 @@ def run_demo(serve: bool = False, host: str | None = None, port: int | None = No
     LocalNeo4j(settings).start()
 
     app = create_app(settings)
-    from api.http_protocol import JsonErrorHttpProtocol
+    from graphmem.api.http_protocol import JsonErrorHttpProtocol
 
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", http=JsonErrorHttpProtocol))
     thread = threading.Thread(target=server.run, name="graphmem-api", daemon=True)
@@ -127,13 +133,16 @@ def run_demo(serve: bool = False, host: str | None = None, port: int | None = No
         _wait_ready(client)
         _say(f"API ready at {base} (OpenAPI: {base}/docs)")
         counts = load_demo(client)
-        _say(f"demo loaded: {counts['catalog']['concepts']} catalog concepts, {counts['stored']} new turns, "
-             f"{counts['duplicates']} already stored")
+        _say(
+            f"demo loaded: {counts['catalog']['concepts']} catalog concepts, {counts['stored']} new turns, "
+            f"{counts['duplicates']} already stored"
+        )
         for learner in demo_learners():
             user = learner["user_id"]
             params = {"scope": DEMO_SCOPE.get(user, "learning")}
-            if DEMO_FOCUS.get(user):
-                params["focus"] = DEMO_FOCUS[user]
+            focus = DEMO_FOCUS.get(user)
+            if focus:
+                params["focus"] = focus
             block = client.get(f"/v1/users/{user}/context", params=params)
             block.raise_for_status()
             print(f"\n# {user}: {learner['description']}")

@@ -31,8 +31,10 @@ class Evidence:
 
 
 def mastery_phrase(node: ConceptNode) -> str:
-    return (f"mastery {node.mastery:.2f} after {node.mastery_attempts} graded attempt"
-            f"{'s' if node.mastery_attempts != 1 else ''} ({node.mastery_correct} right)")
+    return (
+        f"mastery {node.mastery:.2f} after {node.mastery_attempts} graded attempt"
+        f"{'s' if node.mastery_attempts != 1 else ''} ({node.mastery_correct} right)"
+    )
 
 
 def evidence(node: ConceptNode, levels: MasteryLevels = LEVELS) -> Evidence:
@@ -40,12 +42,16 @@ def evidence(node: ConceptNode, levels: MasteryLevels = LEVELS) -> Evidence:
     level = levels.level(node.mastery, node.mastery_attempts)
     stance = node.stance if node.stance in (Stance.knows, Stance.confused) else None
     if level in ("mastered", "low"):
-        mastery_newer = stance is None or node.stance_at is None or (
-            node.mastery_at is not None and node.mastery_at >= node.stance_at)
+        mastery_newer = (
+            stance is None
+            or node.stance_at is None
+            or (node.mastery_at is not None and node.mastery_at >= node.stance_at)
+        )
         if mastery_newer:
             state: Known = "knows" if level == "mastered" else "struggles"
-            overruled = stance if stance is not None and (
-                (stance is Stance.confused) != (state == "struggles")) else None
+            overruled = (
+                stance if stance is not None and ((stance is Stance.confused) != (state == "struggles")) else None
+            )
             reason = mastery_phrase(node)
             if overruled is Stance.confused:
                 reason += "; newer than the user saying it confused them"

@@ -17,6 +17,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+
 from .cypher import CypherLibrary
 
 PREFIX = "explore_"
@@ -96,12 +97,21 @@ def explore_params(
     ``concept`` (the provenance query) defaults to the focus, so one
     ``--focus`` shows both what a topic needs and where it came from.
     """
-    return {"tenant": tenant, "user_id": user_id, "focus": focus,
-            "concept": concept if concept is not None else focus, "min_users": min_users}
+    return {
+        "tenant": tenant,
+        "user_id": user_id,
+        "focus": focus,
+        "concept": concept if concept is not None else focus,
+        "min_users": min_users,
+    }
 
 
 def explore_queries(
-    library: CypherLibrary, tenant: str, user_id: str, focus: str | None = None, concept: str | None = None,
+    library: CypherLibrary,
+    tenant: str,
+    user_id: str,
+    focus: str | None = None,
+    concept: str | None = None,
     min_users: int = 1,
 ) -> list[ExploreQuery]:
     values = explore_params(tenant, user_id, focus, concept, min_users)
@@ -117,7 +127,11 @@ def explore_queries(
 
 
 def render_explore(
-    library: CypherLibrary, tenant: str, user_id: str, focus: str | None = None, concept: str | None = None,
+    library: CypherLibrary,
+    tenant: str,
+    user_id: str,
+    focus: str | None = None,
+    concept: str | None = None,
     min_users: int = 1,
 ) -> str:
     """Text to paste into the Browser, one block per saved query.
@@ -133,4 +147,3 @@ def render_explore(
         lines.append(q.text + ";")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n"
-

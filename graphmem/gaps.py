@@ -84,6 +84,7 @@ def _stance_keys(graph: UserGraph, ranking: Ranking) -> tuple[tuple[str, ...], f
     Knowing and struggling come from the newer of stance and graded-attempt mastery
     (:func:`graphmem.evidence.evidence`): low mastery counts as struggling, mastery as knowing.
     """
+
     def build() -> tuple[tuple[str, ...], frozenset[str]]:
         states = {k: evidence(n).state for k, n in graph.concepts.items()}
         knows = tuple(k for k, s in states.items() if s == "knows")
@@ -149,7 +150,7 @@ def find_gaps(
     deps = _cached_dependency_map(ranking)
     root_list = [r for r in dict.fromkeys(roots) if r in graph.concepts]
     root_set = set(root_list)
-    depth: dict[str, int] = {r: 0 for r in root_list}
+    depth: dict[str, int] = dict.fromkeys(root_list, 0)
     dependents: dict[str, list[tuple[str, RelationType]]] = {}
     knows, confused = _stance_keys(graph, ranking)
     presumed = _PresumedKnown(graph, ranking, deps, knows, root_set)
@@ -177,11 +178,11 @@ def find_gaps(
             gap_depth.setdefault(k, None)
 
     groups: dict[int | None, list[str]] = {}
-    for k, d in gap_depth.items():
-        groups.setdefault(d, []).append(k)
+    for k, gd in gap_depth.items():
+        groups.setdefault(gd, []).append(k)
     order: list[str] = []
-    for d in sorted((g for g in groups if g is not None)):
-        order.extend(_learning_order(groups[d], deps, graph))
+    for level in sorted(g for g in groups if g is not None):
+        order.extend(_learning_order(groups[level], deps, graph))
     if None in groups:
         order.extend(_learning_order(groups[None], deps, graph))
 
@@ -204,8 +205,14 @@ class _PresumedKnown:
     never visited.
     """
 
-    def __init__(self, graph: UserGraph, ranking: Ranking, deps: Mapping[str, list[tuple[str, RelationType]]],
-                 knows: tuple[str, ...], roots: set[str]) -> None:
+    def __init__(
+        self,
+        graph: UserGraph,
+        ranking: Ranking,
+        deps: Mapping[str, list[tuple[str, RelationType]]],
+        knows: tuple[str, ...],
+        roots: set[str],
+    ) -> None:
         # The walk passes through confused concepts although they are never presumed known: the
         # roots must miss everything it reached, not only what it kept, for the closure to be exact.
         reached = ranking.derived("known_reach", lambda: _reach(deps, knows, set(), graph.catalog_deps), of=graph)
@@ -213,8 +220,13 @@ class _PresumedKnown:
         self.roots = roots
         self.knows = frozenset(knows)
         self.exact = roots.isdisjoint(reached) and roots.isdisjoint(self.knows)
-        self.up = {} if self.exact else ranking.derived(
-            "dependents_map", lambda: _dependents_map(deps, graph.catalog_deps, reached, self.knows), of=graph)
+        self.up = (
+            {}
+            if self.exact
+            else ranking.derived(
+                "dependents_map", lambda: _dependents_map(deps, graph.catalog_deps, reached, self.knows), of=graph
+            )
+        )
 
     def __contains__(self, key: object) -> bool:
         if key not in self.closure:
@@ -237,9 +249,12 @@ class _PresumedKnown:
         return False
 
 
-def _dependents_map(deps: Mapping[str, list[tuple[str, RelationType]]],
-                    catalog_deps: Mapping[str, tuple[str, ...]] | None,
-                    reached: set[str], knows: frozenset[str]) -> dict[str, list[str]]:
+def _dependents_map(
+    deps: Mapping[str, list[tuple[str, RelationType]]],
+    catalog_deps: Mapping[str, tuple[str, ...]] | None,
+    reached: set[str],
+    knows: frozenset[str],
+) -> dict[str, list[str]]:
     """``up[A]`` = the concepts that depend on A, among the known-reach closure and the known concepts."""
     up: dict[str, dict[str, None]] = {}
     for b, items in deps.items():
@@ -252,8 +267,9 @@ def _dependents_map(deps: Mapping[str, list[tuple[str, RelationType]]],
     return {a: list(bs) for a, bs in up.items()}
 
 
-def _presumed_known(graph: UserGraph, deps: Mapping[str, list[tuple[str, RelationType]]], roots: set[str],
-                    knows: Iterable[str]) -> frozenset[str]:
+def _presumed_known(
+    graph: UserGraph, deps: Mapping[str, list[tuple[str, RelationType]]], roots: set[str], knows: Iterable[str]
+) -> frozenset[str]:
     """Every dependency, at any depth, of a concept the user says they know (``knows``, a root
     included), reached without passing through a root that is not known, over the subgraph's
     dependencies and the catalog's (``graph.catalog_deps``). Concepts the user is confused by are
@@ -262,8 +278,12 @@ def _presumed_known(graph: UserGraph, deps: Mapping[str, list[tuple[str, Relatio
     return _keep_presumable(graph, _reach(deps, knows, roots, graph.catalog_deps))
 
 
-def _reach(deps: Mapping[str, list[tuple[str, RelationType]]], knows: Iterable[str], roots: set[str],
-           catalog_deps: Mapping[str, tuple[str, ...]] | None = None) -> set[str]:
+def _reach(
+    deps: Mapping[str, list[tuple[str, RelationType]]],
+    knows: Iterable[str],
+    roots: set[str],
+    catalog_deps: Mapping[str, tuple[str, ...]] | None = None,
+) -> set[str]:
     known = set(knows)
     stack = list(known)
     seen: set[str] = set()
@@ -282,7 +302,9 @@ def _keep_presumable(graph: UserGraph, reached: Iterable[str]) -> frozenset[str]
     return frozenset(k for k in reached if k in graph.concepts and evidence(graph.concepts[k]).state != "struggles")
 
 
-def _learning_order(keys: Iterable[str], deps: Mapping[str, list[tuple[str, RelationType]]], graph: UserGraph) -> list[str]:
+def _learning_order(
+    keys: Iterable[str], deps: Mapping[str, list[tuple[str, RelationType]]], graph: UserGraph
+) -> list[str]:
     """Topological order (dependencies first) of ``keys``; ties by (name, key).
 
     A cycle (possible in user-stated relations) is broken by emitting the
@@ -326,8 +348,13 @@ def _learning_order(keys: Iterable[str], deps: Mapping[str, list[tuple[str, Rela
     return out
 
 
-def _reason(graph: UserGraph, depth: int | None, dependents: Sequence[tuple[str, RelationType]], confused: bool,
-            key: str | None = None) -> str:
+def _reason(
+    graph: UserGraph,
+    depth: int | None,
+    dependents: Sequence[tuple[str, RelationType]],
+    confused: bool,
+    key: str | None = None,
+) -> str:
     parts: list[str] = []
     if dependents:
         by_phrase: dict[str, list[str]] = {}

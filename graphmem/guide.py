@@ -76,17 +76,14 @@ def render_guide(
         queries = explore_queries(cypher_library, tenant, user_ids[0])
         slides.append(_tenant_slide(tenant, [q for q in queries if q.name in TENANT_QUERIES]))
     deck = "\n".join(slides)
-    return (
-        '<article class="guide">\n<carousel class="deck container">\n'
-        f"{deck}\n</carousel>\n</article>\n"
-    )
+    return f'<article class="guide">\n<carousel class="deck container">\n{deck}\n</carousel>\n</article>\n'
 
 
 def _intro_slide(tenant: str, user_ids: Sequence[str], grass: str) -> str:
     users = ", ".join(f"<code>{escape(u)}</code>" for u in user_ids) or "(none)"
     return _slide(
         "<h3>graphmem: one learner's interest graph</h3>",
-        f"<p class=\"lead\">Tenant <code>{escape(tenant)}</code>; learners {users}.</p>",
+        f'<p class="lead">Tenant <code>{escape(tenant)}</code>; learners {users}.</p>',
         "<p>Click the play icon of a block to run it; click the text to copy it into the editor.</p>",
         "<h4>1. Show only what this user may see</h4>",
         "<p>The Browser's <em>Connect result nodes</em> setting would fetch every relationship between the "
@@ -103,8 +100,11 @@ def _intro_slide(tenant: str, user_ids: Sequence[str], grass: str) -> str:
 
 def _user_slide(library: CypherLibrary, tenant: str, user_id: str, focus: str | None) -> str:
     queries = [q for q in explore_queries(library, tenant, user_id, focus=focus) if q.name not in TENANT_QUERIES]
-    about = (f"Focus: <code>{escape(focus)}</code> (gaps and provenance start here)." if focus
-             else "No focus: gaps are those of the learner's core topics.")
+    about = (
+        f"Focus: <code>{escape(focus)}</code> (gaps and provenance start here)."
+        if focus
+        else "No focus: gaps are those of the learner's core topics."
+    )
     parts = [f"<h3>Learner <code>{escape(user_id)}</code></h3>", f"<p>{about}</p>"]
     for q in queries:
         if q.name == "explore_provenance" and q.params.get("concept") is None:
@@ -114,8 +114,9 @@ def _user_slide(library: CypherLibrary, tenant: str, user_id: str, focus: str | 
 
 
 def _tenant_slide(tenant: str, queries: Sequence[ExploreQuery]) -> str:
-    parts = [f"<h3>Across tenant <code>{escape(tenant)}</code></h3>",
-             "<p>Aggregates only: concept names and how many learners share them, never whose or what they said.</p>"]
+    parts = [
+        f"<h3>Across tenant <code>{escape(tenant)}</code></h3>",
+        "<p>Aggregates only: concept names and how many learners share them, never whose or what they said.</p>",
+    ]
     parts += [_query_block(q) for q in queries]
     return _slide(*parts)
-

@@ -13,7 +13,7 @@ sends is the id it reads back and two ids that look alike can never become one u
   replacement character: the sender's bytes were already lost);
 * ``.`` and ``..`` (dot path segments), and for user ids any ``/`` (a user id is one URL path segment).
 
-Over HTTP a path whose bytes are not valid UTF-8 is refused before this check (api/limits.py), so
+Over HTTP a path whose bytes are not valid UTF-8 is refused before this check (graphmem/api/limits.py), so
 ``Ren%E9`` and ``Ren%FF`` never both decode to ``Ren\\ufffd``.
 """
 
@@ -42,13 +42,17 @@ def check_id(value: object, what: str, max_length: int, *, path_segment: bool = 
         raise InvalidInput(f"{what} is longer than {max_length} characters", code=code)
     bad = next((ch for ch in value if _bad_char(ch)), None)
     if bad is not None:
-        raise InvalidInput(f"{what} contains an invisible, control, bidi or invalid character "
-                           f"(U+{ord(bad):04X}); ids must be visible text", code=code)
+        raise InvalidInput(
+            f"{what} contains an invisible, control, bidi or invalid character "
+            f"(U+{ord(bad):04X}); ids must be visible text",
+            code=code,
+        )
     if value != value.strip():
         raise InvalidInput(f"{what} has leading or trailing whitespace", code=code)
     if not unicodedata.is_normalized("NFC", value):
-        raise InvalidInput(f"{what} is not in Unicode normal form NFC; send "
-                           f"{unicodedata.normalize('NFC', value)!r} instead", code=code)
+        raise InvalidInput(
+            f"{what} is not in Unicode normal form NFC; send {unicodedata.normalize('NFC', value)!r} instead", code=code
+        )
     if value in (".", ".."):
         raise InvalidInput(f"{what} cannot be '.' or '..' (URL path segments)", code=code)
     if path_segment and "/" in value:

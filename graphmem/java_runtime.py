@@ -107,8 +107,11 @@ def main(argv: list[str] | None = None) -> int:
     runtime = find_java()
     if not args.quiet:
         if runtime is None:
-            print(f"no Java {MIN_JAVA}-{MAX_JAVA} found ({unsupported_note()}); "
-                  "install the `jdk` extra: pip install -e '.[jdk]'", file=sys.stderr)
+            print(
+                f"no Java {MIN_JAVA}-{MAX_JAVA} found ({unsupported_note()}); "
+                "install the `jdk` extra: pip install -e '.[jdk]'",
+                file=sys.stderr,
+            )
         else:
             print(runtime.describe())
     return 0 if runtime is not None else 1

@@ -39,12 +39,17 @@ def pybkt_data(sequences: Sequence[Sequence[bool]]) -> dict[str, np.ndarray]:
     if len(seqs) > 1:
         starts[1:] = 1 + np.cumsum(lengths)[:-1]
     flat = np.fromiter((2 if x else 1 for s in seqs for x in s), dtype=np.int32, count=int(lengths.sum()))
-    return {"data": flat.reshape(1, -1), "starts": starts, "lengths": lengths,
-            "resources": np.ones(flat.shape[0], dtype=np.int64)}
+    return {
+        "data": flat.reshape(1, -1),
+        "starts": starts,
+        "lengths": lengths,
+        "resources": np.ones(flat.shape[0], dtype=np.int64),
+    }
 
 
-def fit_concept(sequences: Sequence[Sequence[bool]], *, forgets: bool = False, num_fits: int = 3,
-                seed: int = 0) -> ConceptFit:
+def fit_concept(
+    sequences: Sequence[Sequence[bool]], *, forgets: bool = False, num_fits: int = 3, seed: int = 0
+) -> ConceptFit:
     """EM fit of prior, learn, guess, slip (and forget when ``forgets``) over per-learner sequences.
 
     Deterministic for a given ``seed``. The fitted values are clipped into a valid BKT model
@@ -83,7 +88,7 @@ def fit_concept(sequences: Sequence[Sequence[bool]], *, forgets: bool = False, n
     return ConceptFit(params, best_ll, n, len(data["lengths"]), best_iters)
 
 
-def _em_fit_module():  # type: ignore[no-untyped-def]
+def _em_fit_module():
     """pyBKT's EM module, made to work with NumPy 2.
 
     pyBKT 1.4.3 stores the E-step's log-likelihood, a (1, 1) array, into one element of an array;
@@ -95,7 +100,7 @@ def _em_fit_module():  # type: ignore[no-untyped-def]
     if not getattr(EM_fit.run, "_graphmem_numpy2", False):
         original = EM_fit.run
 
-        def run(*args, **kwargs):  # type: ignore[no-untyped-def]
+        def run(*args, **kwargs):
             result = original(*args, **kwargs)
             result["total_loglike"] = float(np.asarray(result["total_loglike"]).reshape(-1)[0])
             return result

@@ -13,15 +13,15 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
 from .attempt_plan import NewAttempt
 from .bkt import BKTParams
-from .evidence import LEVELS, evidence
 from .errors import InvalidInput
+from .evidence import LEVELS, evidence
 from .extraction.catalog_matcher import catalog_keys
 from .extraction.normalize import concept_key
 from .ids import check_id
@@ -46,9 +46,24 @@ class AttemptIn(BaseModel):
 
 
 class AttemptsRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
-        "attempts": [{"attempt_id": "q1-ana", "concept": "SQL基础", "correct": False, "ts": "2026-11-23T10:00:00Z",
-                      "item_id": "sql-join-1"}]}]})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "attempts": [
+                        {
+                            "attempt_id": "q1-ana",
+                            "concept": "SQL基础",
+                            "correct": False,
+                            "ts": "2026-11-23T10:00:00Z",
+                            "item_id": "sql-join-1",
+                        }
+                    ]
+                }
+            ]
+        },
+    )
 
     attempts: list[AttemptIn] = Field(min_length=1, max_length=5000)
 
@@ -56,8 +71,9 @@ class AttemptsRequest(BaseModel):
 class KTFitRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    concepts: list[StrictStr] | None = Field(default=None, max_length=10_000,
-                                             description="concepts to fit (name, alias or key); all by default")
+    concepts: list[StrictStr] | None = Field(
+        default=None, max_length=10_000, description="concepts to fit (name, alias or key); all by default"
+    )
     forgets: StrictBool = Field(default=False, description="fit BKT with forgetting")
     num_fits: int | None = Field(default=None, ge=1, le=20, description="EM restarts per concept")
     min_attempts: int | None = Field(default=None, ge=1, description="skip concepts with fewer attempts")
@@ -68,16 +84,19 @@ def as_utc(value: datetime, what: str) -> datetime:
     """A timestamp in UTC (naive means UTC). Neo4j refuses zone offsets beyond ±18:00 (Python allows
     ±24 h), and a time near year 1 or 9999 may not exist in UTC: both are the client's error, not a 500."""
     try:
-        return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC)
     except (OverflowError, ValueError):
-        raise InvalidInput(f"{what} {value.isoformat()} is outside the range of representable times",
-                           code="INVALID_TIMESTAMP") from None
+        raise InvalidInput(
+            f"{what} {value.isoformat()} is outside the range of representable times", code="INVALID_TIMESTAMP"
+        ) from None
 
 
 def _check(value: str, what: str) -> str:
     if not value.strip() or clean_text(value) != value or "\n" in value or "\t" in value:
-        raise InvalidInput(f"{what} must be a non-empty string without control characters or invalid code points",
-                           code=f"INVALID_{what.upper().split('[')[0].split('.')[-1]}")
+        raise InvalidInput(
+            f"{what} must be a non-empty string without control characters or invalid code points",
+            code=f"INVALID_{what.upper().split('[')[0].split('.')[-1]}",
+        )
     return value
 
 
@@ -113,8 +132,9 @@ class Learner:
         self._catalog_keys[tenant] = (version, keys, names)
         return keys, names
 
-    def resolve(self, tenant: str, concept: str,
-                catalog: tuple[dict[str, str], dict[str, str]] | None = None) -> tuple[str, str]:
+    def resolve(
+        self, tenant: str, concept: str, catalog: tuple[dict[str, str], dict[str, str]] | None = None
+    ) -> tuple[str, str]:
         """A concept named by catalog name, alias or id (else taken as a new concept) -> (key, name).
         ``catalog``: the tenant's (keys, names) already read for this request."""
         keys, names = catalog or self._catalog(tenant)
@@ -140,8 +160,9 @@ class Learner:
         if not attempts:
             raise InvalidInput("attempts must hold at least one attempt", code="EMPTY_BATCH")
         if len(attempts) > self.settings.max_attempts_per_call:
-            raise InvalidInput(f"at most {self.settings.max_attempts_per_call} attempts per call",
-                               code="BATCH_TOO_LARGE")
+            raise InvalidInput(
+                f"at most {self.settings.max_attempts_per_call} attempts per call", code="BATCH_TOO_LARGE"
+            )
         latest = utc_now() + timedelta(seconds=self.settings.max_clock_skew_s)
         # One catalog read per request and one resolution per distinct concept text: a per-attempt
         # catalog-version round trip held ingest to ~500 attempts/s.
@@ -156,9 +177,11 @@ class Learner:
                 check_id(a.item_id, "item_id", self.settings.max_id_length)
             ts = as_utc(a.ts, f"attempts[{i}].ts")
             if ts > latest:
-                raise InvalidInput(f"attempts[{i}].ts {ts.isoformat()} is in the future (more than "
-                                   f"{self.settings.max_clock_skew_s:.0f} s ahead of the server clock)",
-                                   code="TS_IN_FUTURE")
+                raise InvalidInput(
+                    f"attempts[{i}].ts {ts.isoformat()} is in the future (more than "
+                    f"{self.settings.max_clock_skew_s:.0f} s ahead of the server clock)",
+                    code="TS_IN_FUTURE",
+                )
             if a.concept not in resolved:
                 resolved[a.concept] = self.resolve(tenant, a.concept, catalog)
             key, name = resolved[a.concept]
@@ -169,10 +192,16 @@ class Learner:
             # Mastery changes no weight: the cached ranked graph carries over (a tutor's loop is
             # "grade an answer, then ask for the block"; a reload costs seconds for a big user).
             rows = {r["key"]: r for r in plan.mastery_rows}
-            self.memory.update_cached_graph(user, plan.version_before, plan.version_after,
-                                            lambda graph: with_mastery(graph, rows))
-        return {"user_id": user_id, "accepted": plan.accepted, "duplicates": plan.duplicates,
-                "replayed": plan.replayed, "attempts": plan.results}
+            self.memory.update_cached_graph(
+                user, plan.version_before, plan.version_after, lambda graph: with_mastery(graph, rows)
+            )
+        return {
+            "user_id": user_id,
+            "accepted": plan.accepted,
+            "duplicates": plan.duplicates,
+            "replayed": plan.replayed,
+            "attempts": plan.results,
+        }
 
     def attempts(self, tenant: str, user_id: str, concept: str) -> list[dict[str, Any]]:
         user = self.memory.user(tenant, user_id)
@@ -206,27 +235,51 @@ class Learner:
                 skipped.append({"concept": key, "attempts": n, "reason": "all answers are right, or all wrong"})
                 continue
             f = fit_concept(seqs, forgets=req.forgets, num_fits=num_fits, seed=req.seed)
-            fitted.append({"concept": key, "key": key, "attempts": n, "learners": f.sequences,
-                           "log_likelihood": round(f.log_likelihood, 4), "iterations": f.iterations,
-                           "bkt": {k: round(v, 6) for k, v in f.params.to_dict().items()}})
+            fitted.append(
+                {
+                    "concept": key,
+                    "key": key,
+                    "attempts": n,
+                    "learners": f.sequences,
+                    "log_likelihood": round(f.log_likelihood, 4),
+                    "iterations": f.iterations,
+                    "bkt": {k: round(v, 6) for k, v in f.params.to_dict().items()},
+                }
+            )
         for k in sorted(wanted or ()):
             if k not in sequences:
                 skipped.append({"concept": k, "attempts": 0, "reason": "no attempts"})
         seconds = time.perf_counter() - started
-        report = {"method": "pyBKT EM" + (" with forgetting" if req.forgets else ""), "num_fits": num_fits,
-                  "min_attempts": min_attempts, "seed": req.seed, "seconds": round(seconds, 3),
-                  "concepts_fitted": len(fitted), "concepts_skipped": len(skipped),
-                  "attempts": sum(f["attempts"] for f in fitted)}
+        report = {
+            "method": "pyBKT EM" + (" with forgetting" if req.forgets else ""),
+            "num_fits": num_fits,
+            "min_attempts": min_attempts,
+            "seed": req.seed,
+            "seconds": round(seconds, 3),
+            "concepts_fitted": len(fitted),
+            "concepts_skipped": len(skipped),
+            "attempts": sum(f["attempts"] for f in fitted),
+        }
         version = None
         if fitted:
             version = self.store.store_kt_fit(tenant, fitted, report, report["method"])
-        return {"tenant": tenant, "version": version, **report, "fitted": fitted, "skipped": skipped,
-                "defaults": self.defaults.to_dict()}
+        return {
+            "tenant": tenant,
+            "version": version,
+            **report,
+            "fitted": fitted,
+            "skipped": skipped,
+            "defaults": self.defaults.to_dict(),
+        }
 
     def params(self, tenant: str) -> dict[str, Any]:
         self.memory.user(tenant, "kt-params")
-        return {"tenant": tenant, "defaults": self.defaults.to_dict(), "concepts": self.store.kt_params(tenant),
-                "fits": self.store.kt_fits(tenant)}
+        return {
+            "tenant": tenant,
+            "defaults": self.defaults.to_dict(),
+            "concepts": self.store.kt_params(tenant),
+            "fits": self.store.kt_fits(tenant),
+        }
 
     # -- as of -------------------------------------------------------------------------------------
 
@@ -234,7 +287,7 @@ class Learner:
         """The user's graph as it stood at ``as_of``: mentions, stances and mastery up to then
         (``extra_keys``: concepts to load with their neighbourhood, e.g. a focus new to the user)."""
         if as_of.tzinfo is None:
-            as_of = as_of.replace(tzinfo=timezone.utc)
+            as_of = as_of.replace(tzinfo=UTC)
         graph = self.store.load_user_graph(user, extra_keys=extra_keys)
         stances = {r["key"]: r for r in self.store.stances_as_of(user, as_of)}
         mastery = {r["key"]: r for r in self.store.mastery_as_of(user, as_of)}
@@ -252,17 +305,23 @@ def with_mastery(graph: UserGraph, rows: dict[str, dict[str, Any]]) -> UserGraph
             return None
         if node.mastery is None and node.stance in (Stance.knows, Stance.confused):
             return None
-        concepts[key] = replace(node, mastery=float(r["mastery"]), mastery_attempts=int(r["attempts"]),
-                                mastery_correct=int(r["correct"]), mastery_at=datetime.fromisoformat(r["last_ts"]))
+        concepts[key] = replace(
+            node,
+            mastery=float(r["mastery"]),
+            mastery_attempts=int(r["attempts"]),
+            mastery_correct=int(r["correct"]),
+            mastery_at=datetime.fromisoformat(r["last_ts"]),
+        )
     return replace(graph, concepts=concepts)
 
 
 def _ms(value: int | None) -> datetime | None:
-    return None if value is None else datetime.fromtimestamp(value / 1000.0, tz=timezone.utc)
+    return None if value is None else datetime.fromtimestamp(value / 1000.0, tz=UTC)
 
 
-def graph_as_of(graph: UserGraph, as_of: datetime, stances: dict[str, dict[str, Any]],
-                mastery: dict[str, dict[str, Any]]) -> UserGraph:
+def graph_as_of(
+    graph: UserGraph, as_of: datetime, stances: dict[str, dict[str, Any]], mastery: dict[str, dict[str, Any]]
+) -> UserGraph:
     """Pure: ``graph`` cut back to ``as_of``.
 
     A concept keeps only the mentions made up to then (so its weight is what it was, decayed to
@@ -280,16 +339,19 @@ def graph_as_of(graph: UserGraph, as_of: datetime, stances: dict[str, dict[str, 
         st = stances.get(k)
         m = mastery.get(k)
         node = replace(
-            n, mention_times=times, mention_roles=roles,
+            n,
+            mention_times=times,
+            mention_roles=roles,
             user_mentions=sum(1 for r in roles if r == "user"),
             assistant_mentions=sum(1 for r in roles if r == "assistant"),
             stance=Stance(st["stance"]) if st and st.get("stance") else None,
             stance_at=_ms(st["stance_ms"]) if st else None,
             mastery=float(m["mastery"]) if m and m.get("mastery") is not None else None,
-            mastery_attempts=int(m["attempts"]) if m else 0, mastery_correct=int(m["correct"]) if m else 0,
+            mastery_attempts=int(m["attempts"]) if m else 0,
+            mastery_correct=int(m["correct"]) if m else 0,
             mastery_at=_ms(m["last_ms"]) if m else None,
             first_seen=n.first_seen if n.first_seen and n.first_seen <= as_of else None,
-            last_seen=datetime.fromtimestamp(max(times), tz=timezone.utc) if times else None,
+            last_seen=datetime.fromtimestamp(max(times), tz=UTC) if times else None,
         )
         if not times and node.stance is None and node.mastery is None and not n.in_catalog:
             # Not the user's yet; a catalog concept stays (it may be a neighbour or a focus).
@@ -304,10 +366,12 @@ def mastery_view(node: ConceptNode) -> dict[str, Any]:
     ev = evidence(node)
     return {
         "mastery": round(node.mastery, 6) if node.mastery is not None else None,
-        "mastery_attempts": node.mastery_attempts, "mastery_correct": node.mastery_correct,
+        "mastery_attempts": node.mastery_attempts,
+        "mastery_correct": node.mastery_correct,
         "mastery_at": node.mastery_at.isoformat() if node.mastery_at else None,
         "mastery_level": LEVELS.level(node.mastery, node.mastery_attempts),
-        "knowledge": ev.state, "knowledge_reason": ev.reason or None,
+        "knowledge": ev.state,
+        "knowledge_reason": ev.reason or None,
     }
 
 
@@ -319,8 +383,12 @@ def _at(value: Any) -> datetime | None:
     return datetime.fromisoformat(str(value))
 
 
-def stance_timeline(node: ConceptNode, stances: Sequence[dict[str, Any]], attempts: Sequence[dict[str, Any]],
-                    as_of: datetime | None = None) -> dict[str, Any]:
+def stance_timeline(
+    node: ConceptNode,
+    stances: Sequence[dict[str, Any]],
+    attempts: Sequence[dict[str, Any]],
+    as_of: datetime | None = None,
+) -> dict[str, Any]:
     """Pure: explain's history of one concept with validity spans.
 
     Each stance holds from the turn that stated it (``valid_from``) until the next stance on the
@@ -328,7 +396,7 @@ def stance_timeline(node: ConceptNode, stances: Sequence[dict[str, Any]], attemp
     holds). Attempts carry the spans the store keeps. ``as_of`` cuts both back to that moment.
     """
     if as_of is not None and as_of.tzinfo is None:
-        as_of = as_of.replace(tzinfo=timezone.utc)
+        as_of = as_of.replace(tzinfo=UTC)
 
     def upto(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         return [dict(r) for r in rows if as_of is None or (_at(r["ts"]) or as_of) <= as_of]
@@ -364,6 +432,10 @@ def stance_timeline(node: ConceptNode, stances: Sequence[dict[str, Any]], attemp
     return {
         "stance_history": hist,
         "mastery": {**mastery_view(node), "attempts": tried},
-        "knowledge": {"state": ev.state, "source": ev.source, "reason": ev.reason or None,
-                      "overruled_stance": ev.overruled.value if ev.overruled else None},
+        "knowledge": {
+            "state": ev.state,
+            "source": ev.source,
+            "reason": ev.reason or None,
+            "overruled_stance": ev.overruled.value if ev.overruled else None,
+        },
     }

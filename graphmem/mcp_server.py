@@ -13,10 +13,10 @@ Backends — the default is in-process:
 
 Tenancy: over stdio the tenant is `--tenant` (GRAPHMEM_DEFAULT_TENANT) in-process, or the tenant of
 `--api-key` (GRAPHMEM_API_KEY) with `--api`. Over HTTP every request carries `Authorization: Bearer
-<key>`: in-process the key is mapped to its tenant by the REST API's own key ring (api/auth.py,
+<key>`: in-process the key is mapped to its tenant by the REST API's own key ring (graphmem/api/auth.py,
 GRAPHMEM_API_KEYS), with `--api` it is forwarded and the API decides. Nothing falls back to a default key.
 
-Inputs are validated with the HTTP API's models (api/schemas.py, graphmem/models.py) inside the tools,
+Inputs are validated with the HTTP API's models (graphmem/api/schemas.py, graphmem/models.py) inside the tools,
 so a bad argument comes back as a tool error carrying the API's machine code:
 `{"error": {"code": "...", "message": "..."}}` as text and as structured content.
 """
@@ -34,8 +34,8 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from neo4j import exceptions as neo4j_errors
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema
 
-from api.auth import AuthError, KeyRing, load_keyring
-from api.schemas import ContextRequest, IngestRequest
+from graphmem.api.auth import AuthError, KeyRing, load_keyring
+from graphmem.api.schemas import ContextRequest, IngestRequest
 from graphmem.client import ApiError, GraphMemClient, invalid_input
 from graphmem.errors import GraphmemError, StoreUnavailable
 from graphmem.settings import Settings
@@ -55,14 +55,16 @@ across conversations, and one `session_id` per conversation. `explain_concept` s
 the block; `forget_concept` removes one concept when the user asks you to forget it. Errors come back as
 {"error": {"code": "...", "message": "..."}}."""
 
-USER_ID_DESCRIPTION = ("Stable id of the person the memory is about (the same id in every conversation, "
-                       "e.g. your app's user id). 1-128 characters.")
+USER_ID_DESCRIPTION = (
+    "Stable id of the person the memory is about (the same id in every conversation, "
+    "e.g. your app's user id). 1-128 characters."
+)
 
 
 class UserArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    # The REST API's path parameter has the same bounds (api/app.py UserId).
+    # The REST API's path parameter has the same bounds (graphmem/api/app.py UserId).
     user_id: str = Field(min_length=1, max_length=128, description=USER_ID_DESCRIPTION)
 
 
@@ -76,8 +78,9 @@ class ContextArgs(UserArgs, ContextRequest):
 
 class ConceptArgs(UserArgs):
     # The REST API's `concept` query parameter has the same bounds.
-    concept: str = Field(min_length=1, max_length=200,
-                         description="The concept as the user or the block names it (name, alias or key).")
+    concept: str = Field(
+        min_length=1, max_length=200, description="The concept as the user or the block names it (name, alias or key)."
+    )
 
 
 def _inline_refs(schema: Any, defs: Mapping[str, Any]) -> Any:
@@ -104,22 +107,46 @@ def arg_schema(model: type[BaseModel], name: str, description: str | None = None
 
 
 UserIdArg = Annotated[str, arg_schema(UserArgs, "user_id")]
-SessionIdArg = Annotated[str, arg_schema(
-    IngestArgs, "session_id", "Id of the current conversation (one per chat thread), 1-128 characters.")]
-TurnsArg = Annotated[list[dict[str, Any]], arg_schema(
-    IngestArgs, "turns",
-    "The new turns of the conversation, oldest first: each {text, role ('user', 'assistant', 'system' or "
-    "'tool'; default 'user'), turn_id (optional; give a stable id such as the message id so that sending a "
-    "turn twice stores it once), ts (optional ISO 8601 time)}. 1-512 turns.")]
-FocusArg = Annotated[str | None, arg_schema(
-    ContextArgs, "focus", "The user's current question or topic; the block then names it as the current "
-                          "topic and lists what the user still lacks for it. Optional.")]
-ScopeArg = Annotated[str, arg_schema(
-    ContextArgs, "scope", "'learning' (a tutor: topics, related concepts, knowledge gaps), 'recommendation' "
-                          "(interests and dislikes) or 'general'. Default 'learning'.")]
-MaxTokensArg = Annotated[int | None, arg_schema(
-    ContextArgs, "max_tokens", "Token budget of the block (1-100000; default 400). Lowest-weight items are "
-                               "dropped first and the block says so.")]
+SessionIdArg = Annotated[
+    str, arg_schema(IngestArgs, "session_id", "Id of the current conversation (one per chat thread), 1-128 characters.")
+]
+TurnsArg = Annotated[
+    list[dict[str, Any]],
+    arg_schema(
+        IngestArgs,
+        "turns",
+        "The new turns of the conversation, oldest first: each {text, role ('user', 'assistant', 'system' or "
+        "'tool'; default 'user'), turn_id (optional; give a stable id such as the message id so that sending a "
+        "turn twice stores it once), ts (optional ISO 8601 time)}. 1-512 turns.",
+    ),
+]
+FocusArg = Annotated[
+    str | None,
+    arg_schema(
+        ContextArgs,
+        "focus",
+        "The user's current question or topic; the block then names it as the current "
+        "topic and lists what the user still lacks for it. Optional.",
+    ),
+]
+ScopeArg = Annotated[
+    str,
+    arg_schema(
+        ContextArgs,
+        "scope",
+        "'learning' (a tutor: topics, related concepts, knowledge gaps), 'recommendation' "
+        "(interests and dislikes) or 'general'. Default 'learning'.",
+    ),
+]
+MaxTokensArg = Annotated[
+    int | None,
+    arg_schema(
+        ContextArgs,
+        "max_tokens",
+        "Token budget of the block (1-100000; default 400). Lowest-weight items are "
+        "dropped first and the block says so.",
+    ),
+]
 FormatArg = Annotated[str, arg_schema(ContextArgs, "format", "'xml' (default), 'markdown' or 'json'.")]
 ConceptArg = Annotated[str, arg_schema(ConceptArgs, "concept")]
 
@@ -141,17 +168,29 @@ class Backend(Protocol):
 
 def _ingest_summary(result: Any) -> dict[str, Any]:
     # What a model needs back: what was stored, and what was understood (names only, per turn).
-    return {"user_id": result.user_id, "session_id": result.session_id, "accepted": result.accepted,
-            "duplicates": result.duplicates,
-            "concepts": {e.turn_id: sorted({c.name for c in e.extraction.concepts})
-                         for e in result.edits if e.extraction is not None}}
+    return {
+        "user_id": result.user_id,
+        "session_id": result.session_id,
+        "accepted": result.accepted,
+        "duplicates": result.duplicates,
+        "concepts": {
+            e.turn_id: sorted({c.name for c in e.extraction.concepts}) for e in result.edits if e.extraction is not None
+        },
+    }
 
 
 class LocalBackend:
     """graphmem in this process (the default)."""
 
-    def __init__(self, settings: Settings, tenant: str, *, http: bool, memory: "GraphMemory | None" = None,
-                 ready_timeout_s: float = 180.0) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        tenant: str,
+        *,
+        http: bool,
+        memory: "GraphMemory | None" = None,
+        ready_timeout_s: float = 180.0,
+    ) -> None:
         self.settings = settings
         self.tenant = tenant
         self.http = http
@@ -182,7 +221,7 @@ class LocalBackend:
                     self.ready.set()
                     log.info("graphmem ready: schema applied, pipelines loaded")
                     return
-                except Exception as exc:  # noqa: BLE001 - retried until Neo4j answers
+                except Exception as exc:
                     log.warning("start-up not complete yet (%s); retrying in 2 s", exc)
                     self._stopping.wait(2)
 
@@ -195,8 +234,9 @@ class LocalBackend:
 
     def _mem(self) -> "GraphMemory":
         if not self.ready.wait(self.ready_timeout_s) or self.memory is None:
-            raise StoreUnavailable("graphmem is still starting (connecting to Neo4j, loading the spaCy "
-                                   "pipelines); retry shortly")
+            raise StoreUnavailable(
+                "graphmem is still starting (connecting to Neo4j, loading the spaCy pipelines); retry shortly"
+            )
         return self.memory
 
     def caller(self, headers: Mapping[str, str] | None) -> str:
@@ -208,9 +248,21 @@ class LocalBackend:
         return _ingest_summary(self._mem().ingest(who, args.user_id, args.session_id, args.turns))
 
     def context(self, who: str, args: ContextArgs) -> dict[str, Any]:
-        return self._mem().context(who, args.user_id, focus=args.focus, scope=args.scope,
-                                   max_tokens=args.max_tokens, fmt=args.format, evidence=args.evidence,
-                                   prompt=args.prompt, tag=args.tag).to_dict()
+        return (
+            self._mem()
+            .context(
+                who,
+                args.user_id,
+                focus=args.focus,
+                scope=args.scope,
+                max_tokens=args.max_tokens,
+                fmt=args.format,
+                evidence=args.evidence,
+                prompt=args.prompt,
+                tag=args.tag,
+            )
+            .to_dict()
+        )
 
     def explain(self, who: str, args: ConceptArgs) -> dict[str, Any]:
         return self._mem().explain(who, args.user_id, args.concept)
@@ -254,9 +306,20 @@ class ApiBackend:
         return _ingest_summary(self.client(who).ingest(args.user_id, args.session_id, args.turns))
 
     def context(self, who: str | None, args: ContextArgs) -> dict[str, Any]:
-        return self.client(who).context(args.user_id, focus=args.focus, scope=args.scope, max_tokens=args.max_tokens,
-                                        format=args.format, evidence=args.evidence, tag=args.tag,
-                                        prompt=args.prompt).model_dump()
+        return (
+            self.client(who)
+            .context(
+                args.user_id,
+                focus=args.focus,
+                scope=args.scope,
+                max_tokens=args.max_tokens,
+                format=args.format,
+                evidence=args.evidence,
+                tag=args.tag,
+                prompt=args.prompt,
+            )
+            .model_dump()
+        )
 
     def explain(self, who: str | None, args: ConceptArgs) -> dict[str, Any]:
         return self.client(who).explain(args.user_id, args.concept)
@@ -276,15 +339,22 @@ class ApiBackend:
 
 def error_result(code: str, message: str) -> CallToolResult:
     body = {"error": {"code": code, "message": message}}
-    return CallToolResult(content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
-                          structured_content=body, is_error=True)
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
+        structured_content=body,
+        is_error=True,
+    )
 
 
 def ok_result(data: dict[str, Any], text: str | None = None) -> CallToolResult:
     return CallToolResult(
-        content=[TextContent(type="text", text=text if text is not None else
-                             json.dumps(data, ensure_ascii=False, default=str))],
-        structured_content=json.loads(json.dumps(data, default=str)))
+        content=[
+            TextContent(
+                type="text", text=text if text is not None else json.dumps(data, ensure_ascii=False, default=str)
+            )
+        ],
+        structured_content=json.loads(json.dumps(data, default=str)),
+    )
 
 
 def run_tool(backend: Backend, ctx: Context, work: Callable[[Any], CallToolResult]) -> CallToolResult:
@@ -298,7 +368,7 @@ def run_tool(backend: Backend, ctx: Context, work: Callable[[Any], CallToolResul
         return error_result(exc.code, exc.message)
     except ApiError as exc:  # the API's answer, through graphmem.client
         return error_result(exc.code, exc.message)
-    except neo4j_errors.DriverError as exc:  # as the REST API answers them (api/app.py)
+    except neo4j_errors.DriverError as exc:  # as the REST API answers them (graphmem/api/app.py)
         return error_result("STORE_UNAVAILABLE", f"Neo4j is unreachable ({type(exc).__name__}); retry shortly")
     except neo4j_errors.Neo4jError as exc:
         if isinstance(exc, (neo4j_errors.TransientError, neo4j_errors.DatabaseUnavailable)):
@@ -311,8 +381,9 @@ def run_tool(backend: Backend, ctx: Context, work: Callable[[Any], CallToolResul
 
 
 def build_server(backend: Backend) -> MCPServer:
-    server: MCPServer = MCPServer("graphmem", title="graphmem memory", instructions=INSTRUCTIONS,
-                                  version="0.1.0", log_level="WARNING")
+    server: MCPServer = MCPServer(
+        "graphmem", title="graphmem memory", instructions=INSTRUCTIONS, version="0.1.0", log_level="WARNING"
+    )
 
     @server.tool(
         name="ingest_turns",
@@ -322,13 +393,22 @@ def build_server(backend: Backend) -> MCPServer:
             "the user's concept graph: which topics, tools, courses or products they mention, which they "
             "already know, struggle with, are interested in or dislike, and how concepts relate. Call it "
             "after every exchange with just the new turns. Sending a turn again with the same turn_id "
-            "changes nothing, so retrying is safe. Returns the stored turn ids and the concepts found."),
-        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
-                                    open_world_hint=False),
+            "changes nothing, so retrying is safe. Returns the stored turn ids and the concepts found."
+        ),
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        ),
     )
     def ingest_turns(user_id: UserIdArg, session_id: SessionIdArg, turns: TurnsArg, ctx: Context) -> CallToolResult:
-        return run_tool(backend, ctx, lambda who: ok_result(backend.ingest(
-            who, IngestArgs.model_validate({"user_id": user_id, "session_id": session_id, "turns": turns}))))
+        return run_tool(
+            backend,
+            ctx,
+            lambda who: ok_result(
+                backend.ingest(
+                    who, IngestArgs.model_validate({"user_id": user_id, "session_id": session_id, "turns": turns})
+                )
+            ),
+        )
 
     @server.tool(
         name="get_context_block",
@@ -338,14 +418,22 @@ def build_server(backend: Backend) -> MCPServer:
             "core topics, related concepts, knowledge gaps (prerequisites they have not shown or struggle "
             "with), the current topic, and what to avoid. Paste the returned text as-is into your system "
             "prompt before answering. Pass the user's question as `focus` for a block about that question. "
-            "The block's lists are also returned as structured fields."),
+            "The block's lists are also returned as structured fields."
+        ),
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
     )
-    def get_context_block(user_id: UserIdArg, ctx: Context, focus: FocusArg = None, scope: ScopeArg = "learning",
-                          max_tokens: MaxTokensArg = None, format: FormatArg = "xml") -> CallToolResult:
+    def get_context_block(
+        user_id: UserIdArg,
+        ctx: Context,
+        focus: FocusArg = None,
+        scope: ScopeArg = "learning",
+        max_tokens: MaxTokensArg = None,
+        format: FormatArg = "xml",
+    ) -> CallToolResult:
         def work(who: Any) -> CallToolResult:
-            args = ContextArgs.model_validate({"user_id": user_id, "focus": focus, "scope": scope,
-                                               "max_tokens": max_tokens, "format": format})
+            args = ContextArgs.model_validate(
+                {"user_id": user_id, "focus": focus, "scope": scope, "max_tokens": max_tokens, "format": format}
+            )
             result = backend.context(who, args)
             return ok_result(result, text=result["block"])
 
@@ -357,25 +445,38 @@ def build_server(backend: Backend) -> MCPServer:
         description=(
             "Explain one concept of the user's memory: its weight and tier (core, related or compacted), the "
             "user's stance and its history, the turns that mention it, and which related concepts passed "
-            "weight to it. Use it to justify or check an item of the context block."),
+            "weight to it. Use it to justify or check an item of the context block."
+        ),
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
     )
     def explain_concept(user_id: UserIdArg, concept: ConceptArg, ctx: Context) -> CallToolResult:
-        return run_tool(backend, ctx, lambda who: ok_result(backend.explain(
-            who, ConceptArgs.model_validate({"user_id": user_id, "concept": concept}))))
+        return run_tool(
+            backend,
+            ctx,
+            lambda who: ok_result(
+                backend.explain(who, ConceptArgs.model_validate({"user_id": user_id, "concept": concept}))
+            ),
+        )
 
     @server.tool(
         name="forget_concept",
         title="Forget a concept",
         description=(
             "Remove one concept from the user's memory (their mentions, stances and relations of it); the "
-            "conversation turns themselves are kept. Use it only when the user asks you to forget something."),
-        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
-                                    open_world_hint=False),
+            "conversation turns themselves are kept. Use it only when the user asks you to forget something."
+        ),
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+        ),
     )
     def forget_concept(user_id: UserIdArg, concept: ConceptArg, ctx: Context) -> CallToolResult:
-        return run_tool(backend, ctx, lambda who: ok_result(backend.forget(
-            who, ConceptArgs.model_validate({"user_id": user_id, "concept": concept}))))
+        return run_tool(
+            backend,
+            ctx,
+            lambda who: ok_result(
+                backend.forget(who, ConceptArgs.model_validate({"user_id": user_id, "concept": concept}))
+            ),
+        )
 
     @server.tool(
         name="compact_memory",
@@ -383,28 +484,37 @@ def build_server(backend: Backend) -> MCPServer:
         description=(
             "Re-rank the user's concepts now and fold the ones that matter little into a summary (nothing is "
             "deleted). graphmem does this by itself in the background; call it only to force a run. Returns "
-            "the run record: counts before and after, what stayed core and related."),
-        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
-                                    open_world_hint=False),
+            "the run record: counts before and after, what stayed core and related."
+        ),
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        ),
     )
     def compact_memory(user_id: UserIdArg, ctx: Context) -> CallToolResult:
-        return run_tool(backend, ctx, lambda who: ok_result(backend.compact(
-            who, UserArgs.model_validate({"user_id": user_id}))))
+        return run_tool(
+            backend, ctx, lambda who: ok_result(backend.compact(who, UserArgs.model_validate({"user_id": user_id})))
+        )
 
-    @server.resource("graphmem://users/{user_id}/graph", name="user_graph", mime_type="application/json",
-                     description="The user's whole concept graph: nodes with weights, tiers and stances, "
-                                 "and the relations between them.")
+    @server.resource(
+        "graphmem://users/{user_id}/graph",
+        name="user_graph",
+        mime_type="application/json",
+        description="The user's whole concept graph: nodes with weights, tiers and stances, "
+        "and the relations between them.",
+    )
     def user_graph(user_id: str, ctx: Context) -> str:
         try:
             who = backend.caller(ctx.headers)
-            return json.dumps(backend.graph(who, UserArgs.model_validate({"user_id": user_id})),
-                              ensure_ascii=False, default=str)
+            return json.dumps(
+                backend.graph(who, UserArgs.model_validate({"user_id": user_id})), ensure_ascii=False, default=str
+            )
         except ValidationError as exc:
             err = invalid_input(exc)
             raise ResourceError(json.dumps({"error": {"code": err.code, "message": err.message}})) from None
         except (GraphmemError, ApiError) as exc:
-            raise ResourceError(json.dumps({"error": {"code": exc.code, "message": exc.message}},
-                                           ensure_ascii=False)) from None
+            raise ResourceError(
+                json.dumps({"error": {"code": exc.code, "message": exc.message}}, ensure_ascii=False)
+            ) from None
 
     return server
 
@@ -425,15 +535,15 @@ class BearerGate:
             except AuthError as exc:
                 from starlette.responses import JSONResponse
 
-                response = JSONResponse(exc.to_dict(), status_code=exc.status,
-                                        headers={"WWW-Authenticate": "Bearer"})
+                response = JSONResponse(exc.to_dict(), status_code=exc.status, headers={"WWW-Authenticate": "Bearer"})
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
 
-def serve(settings: Settings, *, tenant: str, api_url: str | None, api_key: str | None, http: bool,
-          host: str, port: int) -> None:
+def serve(
+    settings: Settings, *, tenant: str, api_url: str | None, api_key: str | None, http: bool, host: str, port: int
+) -> None:
     """Runs the server until the host closes stdin (stdio) or Ctrl-C (HTTP)."""
     backend: LocalBackend | ApiBackend
     if api_url:
@@ -451,8 +561,11 @@ def serve(settings: Settings, *, tenant: str, api_url: str | None, api_key: str 
         app: Any = server.streamable_http_app(host=host)
         if isinstance(backend, LocalBackend):
             if not backend.keyring.enabled:
-                log.warning("*** graphmem mcp --http runs WITHOUT API keys: tenant %r, authentication OFF. "
-                            "Set GRAPHMEM_API_KEYS=key:tenant,... before exposing it. ***", tenant)
+                log.warning(
+                    "*** graphmem mcp --http runs WITHOUT API keys: tenant %r, authentication OFF. "
+                    "Set GRAPHMEM_API_KEYS=key:tenant,... before exposing it. ***",
+                    tenant,
+                )
             app = BearerGate(app, backend.keyring)
         uvicorn.run(app, host=host, port=port, log_level="warning")
     finally:

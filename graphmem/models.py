@@ -13,8 +13,8 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from enum import Enum
+from datetime import UTC, datetime, timedelta
+from enum import Enum, StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -23,7 +23,7 @@ Role = Literal["user", "assistant", "system", "tool"]
 ROLES: tuple[str, ...] = ("user", "assistant", "system", "tool")
 
 
-class RelationType(str, Enum):
+class RelationType(StrEnum):
     """Relation kinds between concepts. `A prerequisite B` means A must be learned before B."""
 
     prerequisite = "prerequisite"
@@ -54,14 +54,14 @@ REL_TYPE_FROM_NEO4J: dict[str, RelationType] = {v: k for k, v in NEO4J_REL_TYPES
 DEPENDENCY_TYPES: frozenset[RelationType] = frozenset({RelationType.prerequisite, RelationType.requires})
 
 
-class Stance(str, Enum):
+class Stance(StrEnum):
     interested = "interested"
     confused = "confused"
     knows = "knows"
     dislikes = "dislikes"
 
 
-class ConceptType(str, Enum):
+class ConceptType(StrEnum):
     """Suggested concept types (what extraction assigns itself). A catalog may use any other
     short label (movie, genre, person, book, song...): see :func:`check_concept_type`."""
 
@@ -94,7 +94,7 @@ def check_concept_type(value: object) -> str:
     return value
 
 
-class ExtractorName(str, Enum):
+class ExtractorName(StrEnum):
     catalog = "catalog"
     ner = "ner"
     noun_chunk = "noun_chunk"
@@ -103,7 +103,7 @@ class ExtractorName(str, Enum):
     coreference = "coreference"
 
 
-class Tier(str, Enum):
+class Tier(StrEnum):
     core = "core"
     related = "related"
     compacted = "compacted"
@@ -129,8 +129,11 @@ def clean_name(value: str, max_length: int = 120) -> str:
     return text[:max_length].strip()
 
 
+MAX_UTC_OFFSET = timedelta(hours=18)
+
+
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 # ---------------------------------------------------------------------------
@@ -147,6 +150,16 @@ class TurnIn(BaseModel):
     role: Role = "user"
     text: str = Field(min_length=1)
     ts: datetime | None = None
+
+    @field_validator("ts")
+    @classmethod
+    def _storable_offset(cls, value: datetime | None) -> datetime | None:
+        # Python accepts UTC offsets up to ±23:59, Neo4j's temporal types only up to ±18:00 (real zones
+        # span -12:00..+14:00): refused here, a 422, not a store error.
+        offset = value.utcoffset() if value is not None else None
+        if offset is not None and abs(offset) > MAX_UTC_OFFSET:
+            raise ValueError("ts has a UTC offset beyond ±18:00; send the time in UTC or with a real offset")
+        return value
 
 
 class Turn(BaseModel):
@@ -165,7 +178,7 @@ class Turn(BaseModel):
     @field_validator("ts")
     @classmethod
     def _aware(cls, value: datetime) -> datetime:
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def derive_turn_id(session_id: str, role: str, text: str, ts: datetime | None) -> str:

@@ -34,7 +34,7 @@ _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U000200
 
 
 def name_language(name: str) -> str:
-    """"zh" for a name with a CJK character, else "en"."""
+    """ "zh" for a name with a CJK character, else "en"."""
     return ZH if _CJK.search(name) else EN
 
 

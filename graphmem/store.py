@@ -16,7 +16,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from neo4j import Driver, GraphDatabase, ManagedTransaction
@@ -136,7 +136,7 @@ def _native(value: Any) -> Any:
     if to_native is not None:
         native = to_native()
         if isinstance(native, datetime) and native.tzinfo is None:
-            native = native.replace(tzinfo=timezone.utc)
+            native = native.replace(tzinfo=UTC)
         return native
     return value
 
@@ -146,27 +146,35 @@ def _from_epoch_us(value: int | None) -> datetime | None:
     return None if value is None else _EPOCH + timedelta(microseconds=int(value))
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _activity_clock(last_ms: int | None) -> datetime:
-    """"Now" for recency decay: the user's latest turn, so interest drifts as sessions pass and
+    """ "Now" for recency decay: the user's latest turn, so interest drifts as sessions pass and
     does not fade while the user is away (a learner back after three months finds their graph)."""
     if last_ms is None:
         return utc_now()
-    return datetime.fromtimestamp(last_ms / 1000.0, tz=timezone.utc)
+    return datetime.fromtimestamp(last_ms / 1000.0, tz=UTC)
 
 
 def _interest_node(r: dict[str, Any]) -> ConceptNode:
     """A user_interests (or ingest_refresh_interests) row to a graph node."""
     return ConceptNode(
-        key=r["key"], name=r["name"], type=r["type"],
-        user_mentions=int(r["user_mentions"]), assistant_mentions=int(r["assistant_mentions"]),
+        key=r["key"],
+        name=r["name"],
+        type=r["type"],
+        user_mentions=int(r["user_mentions"]),
+        assistant_mentions=int(r["assistant_mentions"]),
         stance=Stance(r["stance"]) if r["stance"] else None,
-        first_seen=_from_epoch_us(r["first_seen_us"]), last_seen=_from_epoch_us(r["last_seen_us"]),
-        sessions=tuple(r["sessions"]), in_catalog=bool(r["in_catalog"]), critical=bool(r["critical"]),
-        tier=Tier(r["tier"]) if r["tier"] else None, compacted_at=_from_epoch_us(r["compacted_at_us"]),
-        evidence=tuple(r["evidence"]), mention_times=tuple(float(x) for x in r["mention_ts"]),
+        first_seen=_from_epoch_us(r["first_seen_us"]),
+        last_seen=_from_epoch_us(r["last_seen_us"]),
+        sessions=tuple(r["sessions"]),
+        in_catalog=bool(r["in_catalog"]),
+        critical=bool(r["critical"]),
+        tier=Tier(r["tier"]) if r["tier"] else None,
+        compacted_at=_from_epoch_us(r["compacted_at_us"]),
+        evidence=tuple(r["evidence"]),
+        mention_times=tuple(float(x) for x in r["mention_ts"]),
         mention_roles=tuple(r["mention_roles"]),
         weight=float(r["weight"]) if r["weight"] is not None else None,
     )
@@ -188,12 +196,17 @@ def _apply_mastery(concepts: dict[str, ConceptNode], rows: Iterable[dict[str, An
     named the concept); returns the keys."""
     keys = []
     for r in rows:
-        node = concepts.get(r["key"]) or ConceptNode(key=r["key"], name=r["name"], type=r["type"],
-                                                    in_catalog=bool(r["in_catalog"]), critical=bool(r["critical"]))
+        node = concepts.get(r["key"]) or ConceptNode(
+            key=r["key"], name=r["name"], type=r["type"], in_catalog=bool(r["in_catalog"]), critical=bool(r["critical"])
+        )
         concepts[r["key"]] = replace(
-            node, mastery=float(r["mastery"]), mastery_attempts=int(r["attempts"] or 0),
-            mastery_correct=int(r["correct"] or 0), mastery_at=_from_ms(r["last_ms"]),
-            stance_at=_from_ms(r.get("stance_ms")) if r.get("stance_ms") is not None else node.stance_at)
+            node,
+            mastery=float(r["mastery"]),
+            mastery_attempts=int(r["attempts"] or 0),
+            mastery_correct=int(r["correct"] or 0),
+            mastery_at=_from_ms(r["last_ms"]),
+            stance_at=_from_ms(r.get("stance_ms")) if r.get("stance_ms") is not None else node.stance_at,
+        )
         keys.append(r["key"])
     return keys
 
@@ -206,8 +219,9 @@ def _adjacency(rows: Iterable[dict[str, Any]]) -> dict[str, list[tuple[Any, Conc
     """Relation rows (source, type, target, scope, confidence) -> both endpoints' (edge key, edge) lists."""
     adj: dict[str, list[tuple[Any, ConceptEdge]]] = {}
     for r in rows:
-        edge = ConceptEdge(r["source"], r["target"], REL_TYPE_FROM_NEO4J[r["type"]], r["scope"] or "catalog",
-                           float(r["confidence"]))
+        edge = ConceptEdge(
+            r["source"], r["target"], REL_TYPE_FROM_NEO4J[r["type"]], r["scope"] or "catalog", float(r["confidence"])
+        )
         item = ((edge.source, edge.target, r["type"], edge.scope), edge)
         adj.setdefault(edge.source, []).append(item)
         if edge.target != edge.source:
@@ -227,8 +241,9 @@ class Neo4jStore:
         self.database = settings.neo4j_database
         # tenant -> (catalog version, catalog relations by concept key, catalog dependency map);
         # see _catalog_adjacency.
-        self._catalog_edges: dict[str, tuple[int, dict[str, list[tuple[Any, ConceptEdge]]],
-                                             dict[str, tuple[str, ...]]]] = {}
+        self._catalog_edges: dict[
+            str, tuple[int, dict[str, list[tuple[Any, ConceptEdge]]], dict[str, tuple[str, ...]]]
+        ] = {}
         # Set when a call (or ping) found Neo4j unreachable, cleared by the next one that reaches it. While
         # set, a call makes one attempt without the driver's retries (max_transaction_retry_time with
         # back-off: 3-7 s per call before its 503), so clients get their 503 at once while Neo4j is gone.
@@ -250,7 +265,9 @@ class Neo4jStore:
     def close(self) -> None:
         self._driver.close()
 
-    def _run(self, tx: ManagedTransaction, name: str, rel_type: RelationType | None = None, **params: Any) -> list[dict[str, Any]]:
+    def _run(
+        self, tx: ManagedTransaction, name: str, rel_type: RelationType | None = None, **params: Any
+    ) -> list[dict[str, Any]]:
         result = tx.run(self.cypher.text(name, rel_type), params)
         return [record.data() for record in result]
 
@@ -299,14 +316,17 @@ class Neo4jStore:
                     return self._execute(session, work, write=True)
             except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, OSError) as exc:
                 self.unreachable = True
-                raise StoreUnavailable(f"Neo4j is unreachable ({type(exc).__name__}); nothing was written, retry shortly.") from exc
+                raise StoreUnavailable(
+                    f"Neo4j is unreachable ({type(exc).__name__}); nothing was written, retry shortly."
+                ) from exc
             except (neo4j_errors.TransientError, neo4j_errors.ResultFailedError) as exc:
                 # Concurrent writers of one tenant deadlock on shared (dense) concept nodes; Neo4j
                 # aborts one of them. The driver retries for max_transaction_retry_time (kept short so
                 # a dead server is reported fast); under load that is not enough, so try again here.
                 # The transaction was rolled back and `work` is idempotent, so this is safe.
                 transient = isinstance(exc, neo4j_errors.TransientError) or isinstance(
-                    exc.__cause__, neo4j_errors.TransientError)
+                    exc.__cause__, neo4j_errors.TransientError
+                )
                 if not transient or attempt == _DEADLOCK_ATTEMPTS - 1:
                     raise
                 log.info("write deadlocked (attempt %d); retrying", attempt + 1)
@@ -322,7 +342,7 @@ class Neo4jStore:
             self._driver.verify_connectivity()
             self.unreachable = False
             return True
-        except Exception:  # noqa: BLE001 - any failure means "not reachable"
+        except Exception:
             self.unreachable = True
             return False
 
@@ -359,8 +379,9 @@ class Neo4jStore:
 
     # -- ingest ----------------------------------------------------------------
 
-    def existing_turn_ids(self, user: UserRef, turn_ids: Sequence[str],
-                          expected: dict[str, tuple[str, str, str]] | None = None) -> set[str]:
+    def existing_turn_ids(
+        self, user: UserRef, turn_ids: Sequence[str], expected: dict[str, tuple[str, str, str]] | None = None
+    ) -> set[str]:
         """The ids already stored; with ``expected`` ({id: (session, role, text)}), a stored turn that
         differs raises TurnIdConflict."""
         rows = self._read(lambda tx: self._run(tx, "ingest_existing_turns", **user.params(turn_ids=list(turn_ids))))
@@ -370,18 +391,31 @@ class Neo4jStore:
 
     def prior_turn(self, user: UserRef, session_id: str, before: datetime) -> PriorTurn | None:
         """The session's last stored turn before ``before``, with its mentions (None if there is none)."""
-        rows = self._read(lambda tx: self._run(
-            tx, "ingest_prior_turn", **user.params(session_id=session_id, before=before.isoformat())))
+        rows = self._read(
+            lambda tx: self._run(
+                tx, "ingest_prior_turn", **user.params(session_id=session_id, before=before.isoformat())
+            )
+        )
         if not rows:
             return None
         row = rows[0]
         mentions = []
         for m in row["mentions"]:
             try:
-                mentions.append(ConceptMention(
-                    key=m["key"], name=m["name"], type=m["type"], language=row["language"] or "en",
-                    start=m["start"], end=m["end"], surface=m["surface"] or "", extractor=m["extractor"],
-                    confidence=m["confidence"], in_catalog=bool(m["in_catalog"])))
+                mentions.append(
+                    ConceptMention(
+                        key=m["key"],
+                        name=m["name"],
+                        type=m["type"],
+                        language=row["language"] or "en",
+                        start=m["start"],
+                        end=m["end"],
+                        surface=m["surface"] or "",
+                        extractor=m["extractor"],
+                        confidence=m["confidence"],
+                        in_catalog=bool(m["in_catalog"]),
+                    )
+                )
             except ValidationError:
                 continue  # a mention stored by an older version: not an antecedent
         return PriorTurn(row["role"], tuple(mentions))
@@ -421,11 +455,22 @@ class Neo4jStore:
         return self._write_once_stored(work)
 
     def _write_turn_rows(
-        self, tx: ManagedTransaction, user: UserRef, session_id: str, turns: Sequence[StoredTurn], fault: FaultHook | None
+        self,
+        tx: ManagedTransaction,
+        user: UserRef,
+        session_id: str,
+        turns: Sequence[StoredTurn],
+        fault: FaultHook | None,
     ) -> list[dict[str, Any]]:
         turn_rows = [
-            {"turn_id": t.turn_id, "role": t.role, "text": t.text, "ts": t.ts.isoformat(),
-             "language": t.language, "tokens": t.tokens}
+            {
+                "turn_id": t.turn_id,
+                "role": t.role,
+                "text": t.text,
+                "ts": t.ts.isoformat(),
+                "language": t.language,
+                "tokens": t.tokens,
+            }
             for t in turns
         ]
         concepts: dict[str, dict[str, Any]] = {}
@@ -437,24 +482,53 @@ class Neo4jStore:
             ts = t.ts.isoformat()
             ex = t.extraction
             for m in ex.concepts:
-                concepts.setdefault(m.key, {"key": m.key, "name": m.name,
-                                            "type": m.type, "language": m.language})
-                mentions.append({"turn_id": t.turn_id, "key": m.key, "start": m.start, "end": m.end,
-                                 "surface": m.surface, "extractor": m.extractor.value,
-                                 "confidence": m.confidence, "role": t.role, "ts": ts})
+                concepts.setdefault(m.key, {"key": m.key, "name": m.name, "type": m.type, "language": m.language})
+                mentions.append(
+                    {
+                        "turn_id": t.turn_id,
+                        "key": m.key,
+                        "start": m.start,
+                        "end": m.end,
+                        "surface": m.surface,
+                        "extractor": m.extractor.value,
+                        "confidence": m.confidence,
+                        "role": t.role,
+                        "ts": ts,
+                    }
+                )
             for s in ex.stances:
                 concepts.setdefault(s.key, {"key": s.key, "name": s.name, "type": None, "language": ex.language})
                 seq += 1
-                stances.append({"turn_id": t.turn_id, "key": s.key, "stance": s.stance.value, "start": s.start,
-                                "end": s.end, "cue": s.cue, "confidence": s.confidence, "ts": ts, "seq": seq})
+                stances.append(
+                    {
+                        "turn_id": t.turn_id,
+                        "key": s.key,
+                        "stance": s.stance.value,
+                        "start": s.start,
+                        "end": s.end,
+                        "cue": s.cue,
+                        "confidence": s.confidence,
+                        "ts": ts,
+                        "seq": seq,
+                    }
+                )
             for r in ex.relations:
-                concepts.setdefault(r.source_key, {"key": r.source_key, "name": r.source_name, "type": None,
-                                                   "language": ex.language})
-                concepts.setdefault(r.target_key, {"key": r.target_key, "name": r.target_name, "type": None,
-                                                   "language": ex.language})
-                relations[r.type].append({"turn_id": t.turn_id, "source_key": r.source_key,
-                                          "target_key": r.target_key, "extractor": r.extractor.value,
-                                          "confidence": r.confidence, "cue": r.cue})
+                concepts.setdefault(
+                    r.source_key, {"key": r.source_key, "name": r.source_name, "type": None, "language": ex.language}
+                )
+                concepts.setdefault(
+                    r.target_key, {"key": r.target_key, "name": r.target_name, "type": None, "language": ex.language}
+                )
+                relations[r.type].append(
+                    {
+                        "turn_id": t.turn_id,
+                        "source_key": r.source_key,
+                        "target_key": r.target_key,
+                        "extractor": r.extractor.value,
+                        "confidence": r.confidence,
+                        "cue": r.cue,
+                    }
+                )
         # Rows in concept-key order: concurrent ingests for different users that touch the same
         # concepts then lock those nodes in the same order, which avoids deadlocks.
         mentions.sort(key=lambda m: (m["key"], m["turn_id"], m["start"]))
@@ -478,8 +552,13 @@ class Neo4jStore:
         if fault:
             fault("relations")
         if concepts:
-            return self._run(tx, "ingest_refresh_interests", keys=sorted(concepts),
-                             names={k: c["name"] for k, c in concepts.items()}, **p)
+            return self._run(
+                tx,
+                "ingest_refresh_interests",
+                keys=sorted(concepts),
+                names={k: c["name"] for k, c in concepts.items()},
+                **p,
+            )
         return []
 
     # -- reading a user's graph ------------------------------------------------
@@ -490,8 +569,13 @@ class Neo4jStore:
         return (row["version"] if row["exists"] else None, row["catalog_version"])
 
     def load_user_graph(
-        self, user: UserRef, extra_keys: Iterable[str] = (), depth: int | None = None, now: datetime | None = None,
-        base: UserGraph | None = None, refreshed: Sequence[dict[str, Any]] = (),
+        self,
+        user: UserRef,
+        extra_keys: Iterable[str] = (),
+        depth: int | None = None,
+        now: datetime | None = None,
+        base: UserGraph | None = None,
+        refreshed: Sequence[dict[str, Any]] = (),
     ) -> UserGraph:
         """The user's interests plus visible relations up to `depth` hops around them.
 
@@ -547,22 +631,36 @@ class Neo4jStore:
             missing -= set(concepts)
             if missing:
                 for r in self._run_flat(tx, "user_concepts_by_key", keys=sorted(missing), **user.params()):
-                    concepts[r["key"]] = ConceptNode(key=r["key"], name=r["name"], type=r["type"],
-                                                     in_catalog=bool(r["in_catalog"]), critical=bool(r["critical"]))
+                    concepts[r["key"]] = ConceptNode(
+                        key=r["key"],
+                        name=r["name"],
+                        type=r["type"],
+                        in_catalog=bool(r["in_catalog"]),
+                        critical=bool(r["critical"]),
+                    )
             # Drop edges to keys that no longer exist (deleted concurrently).
             kept = tuple(e for _, e in sorted(edges.items()) if e.source in concepts and e.target in concepts)
             size = self._run_flat(tx, "user_history_size", **user.params())[0]
             # Key order, so the same graph always gives the same ranking down to the last float bit.
             concepts = {k: concepts[k] for k in sorted(concepts)}
-            return UserGraph(tenant=user.tenant, user_id=user.user_id, concepts=concepts, edges=kept,
-                             now=now or _activity_clock(size["last_ms"]), history_tokens=int(size["tokens"]),
-                             turn_count=int(size["turns"]), catalog_deps=catalog_deps,
-                             language=dominant_language(size["user_languages"]))
+            return UserGraph(
+                tenant=user.tenant,
+                user_id=user.user_id,
+                concepts=concepts,
+                edges=kept,
+                now=now or _activity_clock(size["last_ms"]),
+                history_tokens=int(size["tokens"]),
+                turn_count=int(size["turns"]),
+                catalog_deps=catalog_deps,
+                language=dominant_language(size["user_languages"]),
+            )
 
         return self._read(work)
 
     def _catalog_adjacency(
-        self, tx: ManagedTransaction, tenant: str,
+        self,
+        tx: ManagedTransaction,
+        tenant: str,
     ) -> tuple[dict[str, list[tuple[Any, ConceptEdge]]], dict[str, tuple[str, ...]]]:
         """The tenant's catalog relations by concept key and its whole dependency map, read and built
         once per catalog version (in `tx`)."""
@@ -580,12 +678,23 @@ class Neo4jStore:
     # -- weights, tiers, compaction ---------------------------------------------
 
     def write_weights(
-        self, user: UserRef, rows: Sequence[WeightRow], compaction: CompactionRecord | None = None,
+        self,
+        user: UserRef,
+        rows: Sequence[WeightRow],
+        compaction: CompactionRecord | None = None,
         fault: FaultHook | None = None,
     ) -> int:
         """Writes weights and tiers, and records a compaction run, in one transaction."""
-        payload = [{"key": r.key, "initial": float(r.initial), "propagated": float(r.propagated),
-                    "final": float(r.final), "tier": r.tier.value if r.tier else None} for r in rows]
+        payload = [
+            {
+                "key": r.key,
+                "initial": float(r.initial),
+                "propagated": float(r.propagated),
+                "final": float(r.final),
+                "tier": r.tier.value if r.tier else None,
+            }
+            for r in rows
+        ]
 
         def work(tx: ManagedTransaction) -> int:
             self._run(tx, "tenant_write_lock", **user.params())
@@ -594,13 +703,21 @@ class Neo4jStore:
                 raise InvalidInput(f"user {user.user_id!r} does not exist", code="USER_NOT_FOUND", status=404)
             restored = 0
             for start in range(0, len(payload), 5000):
-                restored += self._run(tx, "user_write_weights", rows=payload[start:start + 5000],
-                                      **user.params())[0]["restored"]
+                restored += self._run(tx, "user_write_weights", rows=payload[start : start + 5000], **user.params())[0][
+                    "restored"
+                ]
             if fault:
                 fault("weights")
             if compaction is not None:
-                self._run(tx, "user_record_compaction", run=compaction.run, folded_keys=compaction.folded_keys,
-                          folded_names=compaction.folded_names, replace=compaction.replace, **user.params())
+                self._run(
+                    tx,
+                    "user_record_compaction",
+                    run=compaction.run,
+                    folded_keys=compaction.folded_keys,
+                    folded_names=compaction.folded_names,
+                    replace=compaction.replace,
+                    **user.params(),
+                )
             elif restored:
                 # Restored concepts left the summary (their FOLDS links went with the row write).
                 self._run(tx, "user_summary_recount", **user.params())
@@ -619,8 +736,12 @@ class Neo4jStore:
         if not rows:
             return None
         row = rows[0]
-        return {"count": row["count"], "items": row["items"], "last_run": row["last_run"],
-                "updated_at": _iso(row["updated_at"])}
+        return {
+            "count": row["count"],
+            "items": row["items"],
+            "last_run": row["last_run"],
+            "updated_at": _iso(row["updated_at"]),
+        }
 
     # -- provenance -------------------------------------------------------------
 
@@ -644,14 +765,16 @@ class Neo4jStore:
     def list_users(self, tenant: str, limit: int = 1000) -> list[str]:
         return [r["user_id"] for r in self.read_statement("user_list", tenant=tenant, limit=limit)]
 
-    def search_concepts(self, tenant: str, query: str, limit: int = 5,
-                        user: UserRef | None = None) -> list[dict[str, Any]]:
+    def search_concepts(
+        self, tenant: str, query: str, limit: int = 5, user: UserRef | None = None
+    ) -> list[dict[str, Any]]:
         """Catalog concepts matching `query`, plus the user's own when a user is given."""
         lucene = _lucene_escape(query)
         if not lucene.strip():
             return []
-        return self.read_statement("concepts_search", tenant=tenant, query=lucene, limit=limit,
-                                   user_id=user.user_id if user else None)
+        return self.read_statement(
+            "concepts_search", tenant=tenant, query=lucene, limit=limit, user_id=user.user_id if user else None
+        )
 
     def tenant_user_count(self, tenant: str) -> int:
         return int(self.read_statement("tenant_user_count", tenant=tenant)[0]["users"])
@@ -659,7 +782,7 @@ class Neo4jStore:
     def concept_user_counts(self, tenant: str, keys: Sequence[str]) -> dict[str, int]:
         """How many of the tenant's users have each concept (document frequency); absent keys: 0."""
         rows = self.read_statement("concept_user_counts", tenant=tenant, keys=list(keys))
-        counts = {k: 0 for k in keys}
+        counts = dict.fromkeys(keys, 0)
         counts.update({r["key"]: int(r["users"]) for r in rows})
         return counts
 
@@ -672,6 +795,7 @@ class Neo4jStore:
     def forget_concept(self, user: UserRef, key: str, names: Sequence[str] = ()) -> dict[str, int]:
         """Removes the user's data about one concept, and the concept from the compaction summary
         (``names``: how the summary lists it)."""
+
         def work(tx: ManagedTransaction) -> dict[str, int]:
             self._run(tx, "tenant_write_lock", **user.params())
             if not self._run(tx, "user_bump_version", **user.params()):
@@ -702,8 +826,9 @@ class Neo4jStore:
 
     # -- graded attempts and BKT (cypher/attempts.cypher; planning in attempt_plan.py) ------------
 
-    def write_attempts(self, user: UserRef, attempts: Sequence[NewAttempt], defaults: BKTParams,
-                       seq_base: int) -> AttemptPlan:
+    def write_attempts(
+        self, user: UserRef, attempts: Sequence[NewAttempt], defaults: BKTParams, seq_base: int
+    ) -> AttemptPlan:
         """Stores a batch of graded attempts and the mastery they produce, in one transaction.
 
         Planned under the user's lock from what is stored at that moment: re-sent ids are duplicates,
@@ -714,21 +839,30 @@ class Neo4jStore:
             self._run(tx, "tenant_write_lock", **user.params())
             version = int(self._run(tx, "ingest_lock_user", **user.params())[0]["version"])
             ids = sorted({a.attempt_id for a in attempts})
-            existing = {r["attempt_id"]: r for r in self._run(tx, "attempts_existing", attempt_ids=ids,
-                                                               **user.params())}
+            existing = {
+                r["attempt_id"]: r for r in self._run(tx, "attempts_existing", attempt_ids=ids, **user.params())
+            }
             keys = sorted({a.key for a in attempts})
-            params = {k: defaults for k in keys}
+            params = dict.fromkeys(keys, defaults)
             for r in self._run(tx, "kt_params_of_keys", keys=keys, tenant=user.tenant):
                 params[r["key"]] = bkt_params(r["bkt"], defaults)
-            states = {r["key"]: StoredState(float(r["mastery"]), int(r["attempts"] or 0), int(r["correct"] or 0),
-                                            r["last_ms"], r["last_attempt"])
-                      for r in self._run(tx, "attempts_state", keys=keys, **user.params())}
+            states = {
+                r["key"]: StoredState(
+                    float(r["mastery"]),
+                    int(r["attempts"] or 0),
+                    int(r["correct"] or 0),
+                    r["last_ms"],
+                    r["last_attempt"],
+                )
+                for r in self._run(tx, "attempts_state", keys=keys, **user.params())
+            }
             replay = needs_replay([a for a in attempts if a.attempt_id not in existing], states)
             history: dict[str, list[StoredAttempt]] = {}
             if replay:
                 for r in self._run(tx, "attempts_history", keys=replay, **user.params()):
                     history.setdefault(r["key"], []).append(
-                        StoredAttempt(r["attempt_id"], r["key"], bool(r["correct"]), int(r["ts_ms"])))
+                        StoredAttempt(r["attempt_id"], r["key"], bool(r["correct"]), int(r["ts_ms"]))
+                    )
             plan = plan_attempts(attempts, existing, states, params, history, seq_base)
             plan.version_before = plan.version_after = version
             if plan.new_rows:
@@ -743,8 +877,10 @@ class Neo4jStore:
 
     def concept_attempts(self, user: UserRef, key: str) -> list[dict[str, Any]]:
         rows = self.read_statement("attempts_of_concept", key=key, **user.params())
-        return [{**r, "ts": _iso(r["ts"]), "valid_from": _iso(r["valid_from"]), "valid_to": _iso(r["valid_to"])}
-                for r in rows]
+        return [
+            {**r, "ts": _iso(r["ts"]), "valid_from": _iso(r["valid_from"]), "valid_to": _iso(r["valid_to"])}
+            for r in rows
+        ]
 
     def user_attempts(self, user: UserRef) -> list[dict[str, Any]]:
         rows = self.read_statement("attempts_of_user", **user.params())
@@ -764,13 +900,21 @@ class Neo4jStore:
 
     def store_kt_fit(self, tenant: str, rows: list[dict[str, Any]], report: dict[str, Any], method: str) -> int:
         """Stores fitted parameters on the tenant's concepts; returns the new fit version."""
-        payload = [{"key": r["key"], "bkt": json.dumps(r["bkt"], sort_keys=True), "attempts": r["attempts"]}
-                   for r in rows]
+        payload = [
+            {"key": r["key"], "bkt": json.dumps(r["bkt"], sort_keys=True), "attempts": r["attempts"]} for r in rows
+        ]
 
         def work(tx: ManagedTransaction) -> int:
             self._run(tx, "tenant_write_lock", tenant=tenant)
-            out = self._run(tx, "kt_store_fit", tenant=tenant, rows=payload, method=method,
-                            report=json.dumps(report, sort_keys=True), attempts=sum(r["attempts"] for r in rows))
+            out = self._run(
+                tx,
+                "kt_store_fit",
+                tenant=tenant,
+                rows=payload,
+                method=method,
+                report=json.dumps(report, sort_keys=True),
+                attempts=sum(r["attempts"] for r in rows),
+            )
             return int(out[0]["version"]) if out else 0
 
         return self._write(work)
@@ -779,8 +923,10 @@ class Neo4jStore:
         return [{**r, "bkt": json.loads(r["bkt"])} for r in self.read_statement("kt_params", tenant=tenant)]
 
     def kt_fits(self, tenant: str, limit: int = 20) -> list[dict[str, Any]]:
-        return [{**r, "at": _iso(r["at"]), "report": json.loads(r["report"]) if r["report"] else None}
-                for r in self.read_statement("kt_fits", tenant=tenant, limit=limit)]
+        return [
+            {**r, "at": _iso(r["at"]), "report": json.loads(r["report"]) if r["report"] else None}
+            for r in self.read_statement("kt_fits", tenant=tenant, limit=limit)
+        ]
 
     # -- catalog ------------------------------------------------------------------------
 
@@ -790,7 +936,7 @@ class Neo4jStore:
         def work(tx: ManagedTransaction) -> int:
             version = self._run(tx, "catalog_begin_replace", tenant=tenant, catalog_json=rows.catalog_json)[0]
             for start in range(0, len(rows.concepts), 5000):
-                self._run(tx, "catalog_merge_concepts", tenant=tenant, concepts=rows.concepts[start:start + 5000])
+                self._run(tx, "catalog_merge_concepts", tenant=tenant, concepts=rows.concepts[start : start + 5000])
             for rel_type in sorted(rows.relations, key=lambda r: r.value):
                 self._run(tx, "catalog_merge_relations", rel_type, tenant=tenant, relations=rows.relations[rel_type])
             self._run(tx, "catalog_delete_orphans", tenant=tenant)
@@ -813,14 +959,20 @@ class Neo4jStore:
 
 def _check_conflicts(rows: Iterable[dict[str, Any]], expected: dict[str, tuple[str, str, str]]) -> None:
     """Stored turns (ingest_existing_turns rows) whose session, role or text differ from what is sent."""
-    clashes = [r for r in rows if r["turn_id"] in expected
-               and (r["session_id"], r["role"], r["text"]) != expected[r["turn_id"]]]
+    clashes = [
+        r
+        for r in rows
+        if r["turn_id"] in expected and (r["session_id"], r["role"], r["text"]) != expected[r["turn_id"]]
+    ]
     if clashes:
-        shown = "; ".join(f"{r['turn_id']!r} (stored in session {r['session_id']!r} as role {r['role']!r})"
-                          for r in clashes[:5])
-        raise TurnIdConflict(f"turn id(s) already stored for this user with other text, role or session: {shown}. "
-                             "Turn ids are unique per user: send a new id, or the identical turn to retry. "
-                             "Nothing of this call was stored.")
+        shown = "; ".join(
+            f"{r['turn_id']!r} (stored in session {r['session_id']!r} as role {r['role']!r})" for r in clashes[:5]
+        )
+        raise TurnIdConflict(
+            f"turn id(s) already stored for this user with other text, role or session: {shown}. "
+            "Turn ids are unique per user: send a new id, or the identical turn to retry. "
+            "Nothing of this call was stored."
+        )
 
 
 _LUCENE_SPECIAL = set('+-&|!(){}[]^"~*?:\\/')
@@ -842,10 +994,18 @@ def _relation_pairs(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """
     pairs: dict[tuple[str, str], dict[str, Any]] = {}
     for r in sorted(rows, key=lambda r: (r["source_key"], r["target_key"], r["turn_id"])):
-        pair = pairs.setdefault((r["source_key"], r["target_key"]), {
-            "source_key": r["source_key"], "target_key": r["target_key"],
-            "pair": f"{r['source_key']}\t{r['target_key']}", "turn_ids": [], "extractors": [], "cues": [],
-            "confidence": 0.0})
+        pair = pairs.setdefault(
+            (r["source_key"], r["target_key"]),
+            {
+                "source_key": r["source_key"],
+                "target_key": r["target_key"],
+                "pair": f"{r['source_key']}\t{r['target_key']}",
+                "turn_ids": [],
+                "extractors": [],
+                "cues": [],
+                "confidence": 0.0,
+            },
+        )
         pair["turn_ids"].append(r["turn_id"])
         if r["extractor"] not in pair["extractors"]:
             pair["extractors"].append(r["extractor"])

@@ -5,7 +5,7 @@ A list file holds one entry per line; ``#`` starts a comment line. Lists are rea
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -21,12 +21,12 @@ def entries(name: str) -> list[str]:
     return [line.strip() for line in _text(name).splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
-@lru_cache(maxsize=None)
+@cache
 def words(name: str) -> frozenset[str]:
     """The entries of a list file as a set."""
     return frozenset(entries(name))
 
 
-@lru_cache(maxsize=None)
+@cache
 def yaml_data(name: str) -> Any:
     return yaml.safe_load(_text(name))

@@ -57,13 +57,15 @@ def neo4j_server(settings: Settings):
 
 
 @pytest.fixture(scope="session")
-def store(settings: Settings, neo4j_server) -> Iterator["Neo4jStore"]:  # noqa: F821
+def store(settings: Settings, neo4j_server) -> Iterator[Neo4jStore]:  # noqa: F821
     from graphmem.store import Neo4jStore
 
     st = Neo4jStore(settings)
     if not st.ping():
-        pytest.fail(f"Neo4j is not reachable at {settings.neo4j_uri or 'bolt://127.0.0.1:7687'}; "
-                    "start it with `graphmem neo4j start`")
+        pytest.fail(
+            f"Neo4j is not reachable at {settings.neo4j_uri or 'bolt://127.0.0.1:7687'}; "
+            "start it with `graphmem neo4j start`"
+        )
     st.apply_schema()
     yield st
     st.close()
@@ -96,8 +98,7 @@ class ApiTenants:
 @pytest.fixture(scope="session")
 def api_tenants() -> ApiTenants:
     run = uuid.uuid4().hex[:8]
-    return ApiTenants(f"key-a-{run}", f"api-a-{run}", f"key-b-{run}", f"api-b-{run}",
-                      f"key-demo-{run}", f"demo-{run}")
+    return ApiTenants(f"key-a-{run}", f"api-a-{run}", f"key-b-{run}", f"api-b-{run}", f"key-demo-{run}", f"demo-{run}")
 
 
 @pytest.fixture(scope="session")
@@ -105,10 +106,12 @@ def api(settings: Settings, store, api_tenants: ApiTenants):
     """The real HTTP API (uvicorn on loopback) over the real Neo4j, with two tenants' keys."""
     from tests.http_server import start_api
 
-    api_settings = settings.model_copy(update={
-        "api_keys": f"{api_tenants.key_a}:{api_tenants.tenant_a},{api_tenants.key_b}:{api_tenants.tenant_b},"
-                    f"{api_tenants.key_demo}:{api_tenants.tenant_demo}",
-    })
+    api_settings = settings.model_copy(
+        update={
+            "api_keys": f"{api_tenants.key_a}:{api_tenants.tenant_a},{api_tenants.key_b}:{api_tenants.tenant_b},"
+            f"{api_tenants.key_demo}:{api_tenants.tenant_demo}",
+        }
+    )
     running = start_api(api_settings)
     yield running
     running.stop()

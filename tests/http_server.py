@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import httpx
 import uvicorn
 
-from api.app import create_app
-from api.http_protocol import JsonErrorHttpProtocol
+from graphmem.api.app import create_app
+from graphmem.api.http_protocol import JsonErrorHttpProtocol
 from graphmem.settings import Settings
 
 
@@ -40,8 +40,9 @@ class RunningAPI:
 def start_api(settings: Settings, ready_timeout_s: float = 180.0) -> RunningAPI:
     port = free_port()
     app = create_app(settings)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                           http=JsonErrorHttpProtocol))
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", http=JsonErrorHttpProtocol)
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     api = RunningAPI(f"http://127.0.0.1:{port}", server, thread, app)

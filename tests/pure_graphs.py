@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from graphmem.models import ConceptEdge, ConceptNode, RelationType, Stance, Tier, UserGraph
 
-NOW = datetime(2025, 1, 1, tzinfo=timezone.utc)
+NOW = datetime(2025, 1, 1, tzinfo=UTC)
 P, U, R, PART, REL = (
     RelationType.prerequisite,
     RelationType.uses,

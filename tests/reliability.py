@@ -65,15 +65,17 @@ def wait_ready(base_url: str, timeout_s: float = 120.0, proc: subprocess.Popen |
 def settings_env(settings: Settings) -> dict[str, str]:
     """The environment that makes a subprocess see the same Neo4j as `settings`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHMEM_", "NEO4J_"))}
-    env.update({
-        "GRAPHMEM_NEO4J_HOME": str(settings.neo4j_home),
-        "GRAPHMEM_NEO4J_BOLT_PORT": str(settings.neo4j_bolt_port),
-        "GRAPHMEM_NEO4J_HTTP_PORT": str(settings.neo4j_http_port),
-        "GRAPHMEM_NEO4J_PASSWORD": settings.neo4j_password,
-        # FUTURE timestamps must be accepted by the subprocess too (see tests/conftest.py).
-        "GRAPHMEM_MAX_CLOCK_SKEW_S": str(settings.max_clock_skew_s),
-        "PYTHONPATH": str(PROJECT_ROOT),
-    })
+    env.update(
+        {
+            "GRAPHMEM_NEO4J_HOME": str(settings.neo4j_home),
+            "GRAPHMEM_NEO4J_BOLT_PORT": str(settings.neo4j_bolt_port),
+            "GRAPHMEM_NEO4J_HTTP_PORT": str(settings.neo4j_http_port),
+            "GRAPHMEM_NEO4J_PASSWORD": settings.neo4j_password,
+            # FUTURE timestamps must be accepted by the subprocess too (see tests/conftest.py).
+            "GRAPHMEM_MAX_CLOCK_SKEW_S": str(settings.max_clock_skew_s),
+            "PYTHONPATH": str(PROJECT_ROOT),
+        }
+    )
     if settings.neo4j_uri:
         env["NEO4J_URI"] = settings.neo4j_uri
     return env
@@ -81,7 +83,7 @@ def settings_env(settings: Settings) -> dict[str, str]:
 
 @dataclass
 class ApiProcess:
-    """The real API as a separate OS process (`python -m uvicorn api.app:create_app --factory`)."""
+    """The real API as a separate OS process (`python -m uvicorn graphmem.api.app:create_app --factory`)."""
 
     env: dict[str, str]
     port: int = field(default_factory=free_port)
@@ -93,11 +95,30 @@ class ApiProcess:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, wait: bool = True) -> ApiProcess:
-        cmd = [sys.executable, "-m", "uvicorn", "api.app:create_app", "--factory", "--host", "127.0.0.1",
-               "--port", str(self.port), "--log-level", "warning", "--no-access-log"]
-        out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
-        self.proc = subprocess.Popen(cmd, env=self.env, cwd=PROJECT_ROOT, stdout=out, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
+        cmd = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "graphmem.api.app:create_app",
+            "--factory",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ]
+        out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
+        self.proc = subprocess.Popen(
+            cmd,
+            env=self.env,
+            cwd=PROJECT_ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         if wait:
             wait_ready(self.base_url, proc=self.proc)
         return self
@@ -133,11 +154,13 @@ class ApiProcess:
 
 def dedicated_neo4j_settings(base: Settings, home: Path) -> Settings:
     """Settings for a second, private Neo4j server (fault tests kill it; never the shared one)."""
-    return base.model_copy(update={
-        "neo4j_uri": None,
-        "neo4j_home": home,
-        "neo4j_bolt_port": free_port(),
-        "neo4j_http_port": free_port(),
-        "neo4j_heap": "768m",
-        "neo4j_pagecache": "128m",
-    })
+    return base.model_copy(
+        update={
+            "neo4j_uri": None,
+            "neo4j_home": home,
+            "neo4j_bolt_port": free_port(),
+            "neo4j_http_port": free_port(),
+            "neo4j_heap": "768m",
+            "neo4j_pagecache": "128m",
+        }
+    )

@@ -11,11 +11,56 @@ from graphmem.models import Catalog, CatalogConcept, Stance
 
 I, C, K, D, N = Stance.interested, Stance.confused, Stance.knows, Stance.dislikes, None
 
-EN_CONCEPTS = ["Python", "Rust", "Docker", "Kubernetes", "SQL", "recursion", "linear algebra", "statistics", "calculus",
-               "React", "pandas", "Git", "machine learning", "regular expressions", "TypeScript", "Haskell", "Java",
-               "pointers", "Bayes' theorem", "CSS", "organic chemistry", "Spanish", "jazz", "sci-fi"]
-ZH_CONCEPTS = ["线性代数", "微积分", "概率论", "Python", "SQL", "机器学习", "数据结构", "递归", "英语语法", "物理", "化学",
-               "Java", "Git", "Docker", "指针", "日语", "钢琴", "编译原理", "高等数学", "爵士乐", "科幻片", "C语言"]
+EN_CONCEPTS = [
+    "Python",
+    "Rust",
+    "Docker",
+    "Kubernetes",
+    "SQL",
+    "recursion",
+    "linear algebra",
+    "statistics",
+    "calculus",
+    "React",
+    "pandas",
+    "Git",
+    "machine learning",
+    "regular expressions",
+    "TypeScript",
+    "Haskell",
+    "Java",
+    "pointers",
+    "Bayes' theorem",
+    "CSS",
+    "organic chemistry",
+    "Spanish",
+    "jazz",
+    "sci-fi",
+]
+ZH_CONCEPTS = [
+    "线性代数",
+    "微积分",
+    "概率论",
+    "Python",
+    "SQL",
+    "机器学习",
+    "数据结构",
+    "递归",
+    "英语语法",
+    "物理",
+    "化学",
+    "Java",
+    "Git",
+    "Docker",
+    "指针",
+    "日语",
+    "钢琴",
+    "编译原理",
+    "高等数学",
+    "爵士乐",
+    "科幻片",
+    "C语言",
+]
 
 CATALOG = Catalog(concepts=[CatalogConcept(name=n) for n in dict.fromkeys(EN_CONCEPTS + ZH_CONCEPTS)])
 

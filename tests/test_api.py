@@ -20,7 +20,10 @@ CATALOG_YAML = (PROJECT_ROOT / "demo" / "catalog.yaml").read_bytes()
 @pytest.fixture(scope="module")
 def a(api, api_tenants):
     with api.client(api_tenants.key_a) as client:
-        assert client.put("/v1/catalog", content=CATALOG_YAML, headers={"content-type": "application/yaml"}).status_code == 200
+        assert (
+            client.put("/v1/catalog", content=CATALOG_YAML, headers={"content-type": "application/yaml"}).status_code
+            == 200
+        )
         yield client
 
 
@@ -31,8 +34,10 @@ def b(api, api_tenants):
 
 
 def turns(*texts: str, prefix: str = "t", role: str = "user") -> list[dict]:
-    return [{"turn_id": f"{prefix}{i}", "role": role, "text": t, "ts": f"2026-11-2{i % 10}T10:00:00Z"}
-            for i, t in enumerate(texts)]
+    return [
+        {"turn_id": f"{prefix}{i}", "role": role, "text": t, "ts": f"2026-11-2{i % 10}T10:00:00Z"}
+        for i, t in enumerate(texts)
+    ]
 
 
 REFERENCE = [
@@ -117,8 +122,10 @@ def test_catalog_formats(api, a):
     got = a.get("/v1/catalog").json()
     assert got["catalog_version"] >= 1 and any(c["name"] == "Django框架" for c in got["catalog"]["concepts"])
     with api.client(a.headers["Authorization"].split()[1]) as client:
-        doc = {"concepts": [{"name": "Graph theory", "type": "topic"}, {"name": "PageRank", "type": "topic"}],
-               "relations": [{"source": "Graph theory", "type": "prerequisite", "target": "PageRank"}]}
+        doc = {
+            "concepts": [{"name": "Graph theory", "type": "topic"}, {"name": "PageRank", "type": "topic"}],
+            "relations": [{"source": "Graph theory", "type": "prerequisite", "target": "PageRank"}],
+        }
         r = client.put("/v1/catalog", json=doc)
         assert r.status_code == 200 and r.json()["relations"] == 1
         csv_concepts = b"name,aliases,type\nGraph theory,graphs,topic\nPageRank,page rank,topic\n"
@@ -128,7 +135,10 @@ def test_catalog_formats(api, a):
         r = client.put("/v1/catalog", content=csv_concepts, headers={"content-type": "text/csv"})
         assert r.status_code == 200 and r.json()["relations"] == 0
         # restore the demo catalog for the other tests of this module
-        assert client.put("/v1/catalog", content=CATALOG_YAML, headers={"content-type": "application/yaml"}).status_code == 200
+        assert (
+            client.put("/v1/catalog", content=CATALOG_YAML, headers={"content-type": "application/yaml"}).status_code
+            == 200
+        )
 
 
 def test_ops_endpoints(api, a):
@@ -178,8 +188,10 @@ def test_tenant_isolation_with_two_keys(a, b, user_id):
 
 def test_concurrent_ingest_equals_sequential(a, user_id):
     texts = [f"I want to learn React and Django, part {i}" for i in range(12)]
-    batches = [{"session_id": f"s{i % 3}", "turns": [{"turn_id": f"c{i}", "role": "user", "text": t}]}
-               for i, t in enumerate(texts)]
+    batches = [
+        {"session_id": f"s{i % 3}", "turns": [{"turn_id": f"c{i}", "role": "user", "text": t}]}
+        for i, t in enumerate(texts)
+    ]
     with concurrent.futures.ThreadPoolExecutor(max_workers=6) as pool:
         results = list(pool.map(lambda body: a.post(f"/v1/users/{user_id}/turns", json=body), batches))
     assert all(r.status_code == 200 for r in results), [r.text for r in results if r.status_code != 200]
@@ -188,7 +200,9 @@ def test_concurrent_ingest_equals_sequential(a, user_id):
     sequential_user = user_id + "-seq"
     for body in batches:
         assert a.post(f"/v1/users/{sequential_user}/turns", json=body).status_code == 200
-    sequential_graph = {n["name"]: n["user_mentions"] for n in a.get(f"/v1/users/{sequential_user}/graph").json()["nodes"]}
+    sequential_graph = {
+        n["name"]: n["user_mentions"] for n in a.get(f"/v1/users/{sequential_user}/graph").json()["nodes"]
+    }
     assert concurrent_graph == sequential_graph
     assert concurrent_graph["React"] == 12
 
@@ -226,26 +240,43 @@ def test_bad_turns_get_422_and_store_nothing(a, user_id, body, code):
 
 
 def test_bad_user_ids(a):
-    assert_error(a.post("/v1/users/" + "u" * 129 + "/turns", json={"session_id": "s", "turns": turns("hi")}),
-                 422, "INVALID_INPUT")
+    assert_error(
+        a.post("/v1/users/" + "u" * 129 + "/turns", json={"session_id": "s", "turns": turns("hi")}),
+        422,
+        "INVALID_INPUT",
+    )
     assert_error(a.get("/v1/users/%01bad/graph"), 422, "INVALID_USER_ID")
 
 
 def test_invalid_json_and_encoding(a, user_id):
-    r = a.post(f"/v1/users/{user_id}/turns", content=b'{"session_id": "s1", "turns": [', headers={"content-type": "application/json"})
+    r = a.post(
+        f"/v1/users/{user_id}/turns",
+        content=b'{"session_id": "s1", "turns": [',
+        headers={"content-type": "application/json"},
+    )
     assert_error(r, 400, "INVALID_JSON")
-    r = a.post(f"/v1/users/{user_id}/turns", content=b'{"session_id": "\xff\xfe", "turns": []}',
-               headers={"content-type": "application/json"})
+    r = a.post(
+        f"/v1/users/{user_id}/turns",
+        content=b'{"session_id": "\xff\xfe", "turns": []}',
+        headers={"content-type": "application/json"},
+    )
     assert r.status_code == 400 and r.json()["error"]["code"] in ("INVALID_JSON", "INVALID_BODY")
     assert_error(a.get(f"/v1/users/{user_id}/graph"), 404, "USER_NOT_FOUND")  # nothing stored
 
 
 def test_bad_catalogs(a):
-    r = a.put("/v1/catalog", json={"concepts": [{"name": "A"}, {"name": "B"}],
-                                   "relations": [{"source": "A", "type": "teaches", "target": "B"}]})
+    r = a.put(
+        "/v1/catalog",
+        json={
+            "concepts": [{"name": "A"}, {"name": "B"}],
+            "relations": [{"source": "A", "type": "teaches", "target": "B"}],
+        },
+    )
     assert_error(r, 422, "INVALID_CATALOG")
     assert "relations[0]" in r.json()["error"]["message"]
-    r = a.put("/v1/catalog", json={"concepts": [{"name": "A"}], "relations": [{"source": "A", "type": "uses", "target": "Z"}]})
+    r = a.put(
+        "/v1/catalog", json={"concepts": [{"name": "A"}], "relations": [{"source": "A", "type": "uses", "target": "Z"}]}
+    )
     assert_error(r, 422, "INVALID_CATALOG")
     r = a.put("/v1/catalog", content=b"concepts: [unclosed", headers={"content-type": "application/yaml"})
     assert_error(r, 422, "INVALID_CATALOG")
@@ -258,20 +289,26 @@ def test_bad_catalogs(a):
 def test_context_errors(a, user_id):
     assert_error(a.get(f"/v1/users/{user_id}/context"), 404, "USER_NOT_FOUND")
     a.post(f"/v1/users/{user_id}/turns", json={"session_id": "s1", "turns": turns(*REFERENCE)})
-    prompt = "You are a tutor.\n<user_knowledge_context scope=\"learning\">\n- core_topics: [x]\n</user_knowledge_context>"
+    prompt = (
+        'You are a tutor.\n<user_knowledge_context scope="learning">\n- core_topics: [x]\n</user_knowledge_context>'
+    )
     assert_error(a.post(f"/v1/users/{user_id}/context", json={"prompt": prompt}), 409, "CONTEXT_LOOP_DETECTED")
     assert_error(a.get(f"/v1/users/{user_id}/context", params={"scope": "everything"}), 422, "INVALID_INPUT")
     assert_error(a.get(f"/v1/users/{user_id}/context", params={"max_tokens": 0}), 422, "INVALID_INPUT")
     assert_error(a.get(f"/v1/users/{user_id}/context", params={"tag": "1bad tag"}), 422, "INVALID_INPUT")
-    assert_error(a.get(f"/v1/users/{user_id}/explain", params={"concept": "Quantum chromodynamics"}), 404,
-                 "CONCEPT_NOT_FOUND")
+    assert_error(
+        a.get(f"/v1/users/{user_id}/explain", params={"concept": "Quantum chromodynamics"}), 404, "CONCEPT_NOT_FOUND"
+    )
     assert_error(a.delete(f"/v1/users/{user_id}/concepts/Quantum chromodynamics"), 404, "CONCEPT_NOT_FOUND")
 
 
 def test_oversized_body_gets_413(a, user_id):
     big = json.dumps({"session_id": "s1", "turns": [{"role": "user", "text": "x" * 6_000_000}]})
-    assert_error(a.post(f"/v1/users/{user_id}/turns", content=big, headers={"content-type": "application/json"}),
-                 413, "BODY_TOO_LARGE")
+    assert_error(
+        a.post(f"/v1/users/{user_id}/turns", content=big, headers={"content-type": "application/json"}),
+        413,
+        "BODY_TOO_LARGE",
+    )
 
 
 def test_unknown_route_and_method(api):

@@ -29,18 +29,38 @@ CONCEPTS = ["Kubernetes", "Terraform", "GraphQL", "Redis", "Kafka", "Elasticsear
 
 def _fresh(base_url: str, key: str) -> httpx.Client:
     # No keep-alive: each request is a new connection, accepted by whichever worker is free.
-    return httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {key}"}, timeout=60,
-                        limits=httpx.Limits(max_keepalive_connections=0))
+    return httpx.Client(
+        base_url=base_url,
+        headers={"Authorization": f"Bearer {key}"},
+        timeout=60,
+        limits=httpx.Limits(max_keepalive_connections=0),
+    )
 
 
 def test_two_workers_serve_each_write_in_the_next_block(settings: Settings, store) -> None:
     tenant, key, user = f"workers-{uuid.uuid4().hex[:8]}", f"wk-{uuid.uuid4().hex[:8]}", "ana"
     port = free_port()
-    env = {**settings_env(settings), "GRAPHMEM_API_KEYS": keys_spec({key: tenant}),
-           "NEO4J_URI": f"bolt://127.0.0.1:{settings.neo4j_bolt_port}"}
-    proc = subprocess.Popen([sys.executable, "-c", "from graphmem.cli import main; raise SystemExit(main())",
-                             "serve", "--workers", "2", "--port", str(port)],
-                            cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    env = {
+        **settings_env(settings),
+        "GRAPHMEM_API_KEYS": keys_spec({key: tenant}),
+        "NEO4J_URI": f"bolt://127.0.0.1:{settings.neo4j_bolt_port}",
+    }
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from graphmem.cli import main; raise SystemExit(main())",
+            "serve",
+            "--workers",
+            "2",
+            "--port",
+            str(port),
+        ],
+        cwd=PROJECT_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         wait_ready(base, timeout_s=180, proc=proc)
@@ -48,16 +68,22 @@ def test_two_workers_serve_each_write_in_the_next_block(settings: Settings, stor
 
             def blocks(n: int) -> list[httpx.Response]:
                 # Concurrent requests on fresh connections: while one worker is busy the other accepts.
-                return list(pool.map(lambda _: http.get(f"/v1/users/{user}/context", params={"scope": "general"}),
-                                     range(n)))
+                return list(
+                    pool.map(lambda _: http.get(f"/v1/users/{user}/context", params={"scope": "general"}), range(n))
+                )
 
             pids: set[str] = set()
             for i, name in enumerate(CONCEPTS):
                 for r in blocks(8):  # both workers cache the user's current block (or its absence)
                     assert r.status_code in (200, 404), r.text
                     pids.add(r.headers["x-graphmem-worker"])
-                w = http.post(f"/v1/users/{user}/turns", json={"session_id": "s1", "turns": [
-                    {"turn_id": f"t{i}", "role": "user", "text": f"I want to learn {name}."}]})
+                w = http.post(
+                    f"/v1/users/{user}/turns",
+                    json={
+                        "session_id": "s1",
+                        "turns": [{"turn_id": f"t{i}", "role": "user", "text": f"I want to learn {name}."}],
+                    },
+                )
                 assert w.status_code == 200, w.text
                 for r in blocks(8):
                     pids.add(r.headers["x-graphmem-worker"])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -15,7 +15,7 @@ from graphmem.store import UserRef
 pytestmark = pytest.mark.neo4j
 
 CATALOG_YAML = (PROJECT_ROOT / "demo" / "catalog.yaml").read_bytes()
-T0 = datetime(2026, 11, 20, 10, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
 FOCUS = "how do I get started with machine learning?"  # 机器学习; 线性代数 (linear algebra) is its prerequisite
 
 
@@ -23,8 +23,10 @@ FOCUS = "how do I get started with machine learning?"  # 机器学习; 线性代
 def a(api, api_tenants):
     # The same demo catalog test_api.py loads into this tenant (loading it again changes nothing there).
     with api.client(api_tenants.key_a) as client:
-        assert client.put("/v1/catalog", content=CATALOG_YAML,
-                          headers={"content-type": "application/yaml"}).status_code == 200
+        assert (
+            client.put("/v1/catalog", content=CATALOG_YAML, headers={"content-type": "application/yaml"}).status_code
+            == 200
+        )
         yield client
 
 
@@ -34,17 +36,25 @@ def b(api, api_tenants):
         yield client
 
 
-def GraphMemoryForExport(store):  # noqa: N802 - a library GraphMemory over the test's store
+def GraphMemoryForExport(store):
     from graphmem.service import GraphMemory
 
     return GraphMemory(store.settings, store=store)
 
 
 def attempts(prefix: str, concept: str, answers: list[bool], start: datetime = T0, item: str | None = None) -> dict:
-    return {"attempts": [
-        {"attempt_id": f"{prefix}{i}", "concept": concept, "correct": c,
-         "ts": (start + timedelta(minutes=i)).isoformat(), **({"item_id": item} if item else {})}
-        for i, c in enumerate(answers)]}
+    return {
+        "attempts": [
+            {
+                "attempt_id": f"{prefix}{i}",
+                "concept": concept,
+                "correct": c,
+                "ts": (start + timedelta(minutes=i)).isoformat(),
+                **({"item_id": item} if item else {}),
+            }
+            for i, c in enumerate(answers)
+        ]
+    }
 
 
 def assert_error(resp: httpx.Response, status: int, code: str) -> None:
@@ -85,8 +95,11 @@ def test_four_wrong_make_a_gap_eight_right_clear_it_and_as_of_brings_it_back(a, 
     as_of = (right_start - timedelta(minutes=1)).isoformat()
     assert "线性代数" in gaps(a, user_id, as_of=as_of)
     # The same past moment through graph and explain.
-    node = next(n for n in a.get(f"/v1/users/{user_id}/graph", params={"as_of": as_of}).json()["nodes"]
-                if n["key"] == "线性代数")
+    node = next(
+        n
+        for n in a.get(f"/v1/users/{user_id}/graph", params={"as_of": as_of}).json()["nodes"]
+        if n["key"] == "线性代数"
+    )
     assert node["mastery_attempts"] == 4 and node["mastery_level"] == "low"
     past = a.get(f"/v1/users/{user_id}/explain", params={"concept": "线性代数", "as_of": as_of}).json()
     assert len(past["mastery"]["attempts"]) == 4 and past["mastery"]["attempts"][-1]["valid_to"] is None
@@ -96,15 +109,23 @@ def test_four_wrong_make_a_gap_eight_right_clear_it_and_as_of_brings_it_back(a, 
 
 
 def test_mastery_by_evidence_overrules_an_older_confused_stance(a, user_id):
-    said = a.post(f"/v1/users/{user_id}/turns", json={"session_id": "s1", "turns": [
-        {"turn_id": "t1", "role": "user", "text": "I am confused by linear algebra.", "ts": T0.isoformat()}]})
+    said = a.post(
+        f"/v1/users/{user_id}/turns",
+        json={
+            "session_id": "s1",
+            "turns": [
+                {"turn_id": "t1", "role": "user", "text": "I am confused by linear algebra.", "ts": T0.isoformat()}
+            ],
+        },
+    )
     assert said.status_code == 200, said.text
     # The user writes English, so the block names 线性代数 "linear algebra"; a confused core topic is
     # marked struggling there (one concept, one place).
     before = a.get(f"/v1/users/{user_id}/context", params={"focus": FOCUS}).json()
     assert "linear algebra (struggling)" in before["block"]
-    r = a.post(f"/v1/users/{user_id}/attempts",
-               json=attempts("q", "线性代数", [True] * 8, start=T0 + timedelta(days=1)))
+    r = a.post(
+        f"/v1/users/{user_id}/attempts", json=attempts("q", "线性代数", [True] * 8, start=T0 + timedelta(days=1))
+    )
     assert r.status_code == 200, r.text
     after = a.get(f"/v1/users/{user_id}/context", params={"focus": FOCUS}).json()
     assert "linear algebra" not in after["knowledge_gaps"] and "struggling" not in after["block"]
@@ -152,22 +173,41 @@ def test_a_late_attempt_replays_in_time_order(a, user_id):
 # -- validation ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("attempt, code", [
-    ({"attempt_id": "v1", "concept": "Docker", "correct": True, "ts": "2026-11-20T10:00:00Z", "extra": 1}, "INVALID_INPUT"),
-    ({"attempt_id": "v1", "concept": "Docker", "correct": "yes", "ts": "2026-11-20T10:00:00Z"}, "INVALID_INPUT"),
-    ({"attempt_id": "v1", "concept": "Docker", "correct": 1, "ts": "2026-11-20T10:00:00Z"}, "INVALID_INPUT"),
-    ({"attempt_id": "", "concept": "Docker", "correct": True, "ts": "2026-11-20T10:00:00Z"}, "INVALID_INPUT"),
-    ({"attempt_id": "v1", "concept": "   ", "correct": True, "ts": "2026-11-20T10:00:00Z"}, "INVALID_CONCEPT"),
-    ({"attempt_id": "v\u0000", "concept": "Docker", "correct": True, "ts": "2026-11-20T10:00:00Z"}, "INVALID_ATTEMPT_ID"),
-    ({"attempt_id": "v1", "concept": "Docker", "correct": True, "ts": "not a time"}, "INVALID_INPUT"),
-    ({"attempt_id": "v1", "concept": "Docker", "correct": True}, "INVALID_INPUT"),
-    ({"attempt_id": "v1", "concept": "Docker", "correct": True,
-      # The tests allow 10 years of clock skew (tests/conftest.py: fixed future timestamps); 20 is too many.
-      "ts": (datetime.now(timezone.utc) + timedelta(days=365 * 20)).isoformat()}, "TS_IN_FUTURE"),
-    # Python accepts offsets up to ±24 h, Neo4j only ±18 h: normalised to UTC first. Year 1 at +05:00
-    # does not exist in UTC.
-    ({"attempt_id": "v1", "concept": "Docker", "correct": True, "ts": "0001-01-01T00:00:00+05:00"}, "INVALID_TIMESTAMP"),
-])
+@pytest.mark.parametrize(
+    "attempt, code",
+    [
+        (
+            {"attempt_id": "v1", "concept": "Docker", "correct": True, "ts": "2026-11-20T10:00:00Z", "extra": 1},
+            "INVALID_INPUT",
+        ),
+        ({"attempt_id": "v1", "concept": "Docker", "correct": "yes", "ts": "2026-11-20T10:00:00Z"}, "INVALID_INPUT"),
+        ({"attempt_id": "v1", "concept": "Docker", "correct": 1, "ts": "2026-11-20T10:00:00Z"}, "INVALID_INPUT"),
+        ({"attempt_id": "", "concept": "Docker", "correct": True, "ts": "2026-11-20T10:00:00Z"}, "INVALID_INPUT"),
+        ({"attempt_id": "v1", "concept": "   ", "correct": True, "ts": "2026-11-20T10:00:00Z"}, "INVALID_CONCEPT"),
+        (
+            {"attempt_id": "v\u0000", "concept": "Docker", "correct": True, "ts": "2026-11-20T10:00:00Z"},
+            "INVALID_ATTEMPT_ID",
+        ),
+        ({"attempt_id": "v1", "concept": "Docker", "correct": True, "ts": "not a time"}, "INVALID_INPUT"),
+        ({"attempt_id": "v1", "concept": "Docker", "correct": True}, "INVALID_INPUT"),
+        (
+            {
+                "attempt_id": "v1",
+                "concept": "Docker",
+                "correct": True,
+                # The tests allow 10 years of clock skew (tests/conftest.py: fixed future timestamps); 20 is too many.
+                "ts": (datetime.now(UTC) + timedelta(days=365 * 20)).isoformat(),
+            },
+            "TS_IN_FUTURE",
+        ),
+        # Python accepts offsets up to ±24 h, Neo4j only ±18 h: normalised to UTC first. Year 1 at +05:00
+        # does not exist in UTC.
+        (
+            {"attempt_id": "v1", "concept": "Docker", "correct": True, "ts": "0001-01-01T00:00:00+05:00"},
+            "INVALID_TIMESTAMP",
+        ),
+    ],
+)
 def test_bad_attempts_get_a_4xx_code_and_store_nothing(a, user_id, attempt, code):
     good = {"attempt_id": "ok", "concept": "Docker", "correct": True, "ts": "2026-11-20T09:00:00Z"}
     r = a.post(f"/v1/users/{user_id}/attempts", json={"attempts": [good, attempt]})
@@ -245,8 +285,9 @@ def test_kt_fit_fits_stores_and_versions_parameters(b):
     # New attempts now use the fitted parameters: predicted before a first attempt = P(correct | prior).
     p = BKTParams(**fitted["bkt"])
     first = b.post(f"/v1/users/fit-new-{concept}/attempts", json=attempts("n", concept, [True])).json()
-    assert first["attempts"][0]["predicted"] == pytest.approx(p.prior * (1 - p.slip) + (1 - p.prior) * p.guess,
-                                                             abs=1e-6)
+    assert first["attempts"][0]["predicted"] == pytest.approx(
+        p.prior * (1 - p.slip) + (1 - p.prior) * p.guess, abs=1e-6
+    )
 
 
 def test_kt_fit_rejects_bad_bodies(b):
@@ -258,8 +299,15 @@ def test_kt_fit_rejects_bad_bodies(b):
 
 
 def test_explore_mastery_shows_mastery_and_which_evidence_is_newer(a, user_id, store, api_tenants):
-    a.post(f"/v1/users/{user_id}/turns", json={"session_id": "s1", "turns": [
-        {"turn_id": "t1", "role": "user", "text": "I am confused by linear algebra.", "ts": T0.isoformat()}]})
+    a.post(
+        f"/v1/users/{user_id}/turns",
+        json={
+            "session_id": "s1",
+            "turns": [
+                {"turn_id": "t1", "role": "user", "text": "I am confused by linear algebra.", "ts": T0.isoformat()}
+            ],
+        },
+    )
     a.post(f"/v1/users/{user_id}/attempts", json=attempts("m", "线性代数", [True] * 8, start=T0 + timedelta(days=1)))
     rows = store.read_statement("explore_mastery", tenant=api_tenants.tenant_a, user_id=user_id)
     row = next(r for r in rows if r["concept"] == "线性代数")
@@ -276,17 +324,27 @@ def test_cli_kt_fit_and_params(settings, store, tenant, capsys):
 
     mem = GraphMemory(settings, store=store)
     for learner in range(5):
-        mem.learner.record(tenant, f"cli-{learner}", [
-            AttemptIn(attempt_id=f"a{i}", concept="Recursion", correct=(i + learner) % 3 != 0,
-                      ts=T0 + timedelta(minutes=i)) for i in range(6)])
+        mem.learner.record(
+            tenant,
+            f"cli-{learner}",
+            [
+                AttemptIn(
+                    attempt_id=f"a{i}",
+                    concept="Recursion",
+                    correct=(i + learner) % 3 != 0,
+                    ts=T0 + timedelta(minutes=i),
+                )
+                for i in range(6)
+            ],
+        )
     capsys.readouterr()
     assert main(["kt", "fit", "--tenant", tenant, "--num-fits", "1", "--min-attempts", "10"]) == 0
     out = capsys.readouterr().out
-    fit = json.loads(out[out.index("{"):])
+    fit = json.loads(out[out.index("{") :])
     assert fit["concepts_fitted"] == 1 and fit["fitted"][0]["attempts"] == 30 and fit["version"] == 1
     assert main(["kt", "params", "--tenant", tenant]) == 0
     out = capsys.readouterr().out
-    params = json.loads(out[out.index("{"):])
+    params = json.loads(out[out.index("{") :])
     assert [c["key"] for c in params["concepts"]] == ["recursion"] and params["fits"][0]["version"] == 1
 
 
@@ -297,7 +355,9 @@ def test_explore_gaps_in_the_browser_follows_mastery(a, user_id, store, api_tena
 
     a.post(f"/v1/users/{user_id}/attempts", json=attempts("w", "linear algebra", [False] * 4))
     assert browser_gaps()["线性代数"].startswith("low mastery: 0.1")
-    a.post(f"/v1/users/{user_id}/attempts", json=attempts("r", "linear algebra", [True] * 8, start=T0 + timedelta(hours=1)))
+    a.post(
+        f"/v1/users/{user_id}/attempts", json=attempts("r", "linear algebra", [True] * 8, start=T0 + timedelta(hours=1))
+    )
     assert "线性代数" not in browser_gaps()
     assert "概率论" in browser_gaps()  # the other prerequisite, never shown
 
@@ -308,13 +368,21 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 
-@settings(max_examples=40, deadline=None, database=None, derandomize=True,
-          suppress_health_check=list(HealthCheck))
+@settings(max_examples=40, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(attempt_id=st.text(max_size=140), concept=st.text(max_size=140), item_id=st.none() | st.text(max_size=140))
 def test_any_unicode_in_attempt_fields_is_stored_or_refused_never_a_5xx(a, attempt_id, concept, item_id):
     user = "fz-" + uuid.uuid4().hex[:10]
-    body = {"attempts": [{"attempt_id": attempt_id, "concept": concept, "correct": True, "ts": T0.isoformat(),
-                          **({"item_id": item_id} if item_id is not None else {})}]}
+    body = {
+        "attempts": [
+            {
+                "attempt_id": attempt_id,
+                "concept": concept,
+                "correct": True,
+                "ts": T0.isoformat(),
+                **({"item_id": item_id} if item_id is not None else {}),
+            }
+        ]
+    }
     r = a.post(f"/v1/users/{user}/attempts", json=body)
     assert r.status_code in (200, 422), r.text
     if r.status_code == 422:
@@ -327,8 +395,12 @@ def test_any_unicode_in_attempt_fields_is_stored_or_refused_never_a_5xx(a, attem
 
 
 def test_odd_zone_offsets_are_normalised_and_impossible_times_refused(a, user_id):
-    r = a.post(f"/v1/users/{user_id}/attempts", json={"attempts": [
-        {"attempt_id": "z1", "concept": "Docker", "correct": True, "ts": "2026-11-20T10:00:00-19:45"}]})
+    r = a.post(
+        f"/v1/users/{user_id}/attempts",
+        json={
+            "attempts": [{"attempt_id": "z1", "concept": "Docker", "correct": True, "ts": "2026-11-20T10:00:00-19:45"}]
+        },
+    )
     assert r.status_code == 200, r.text
     [stored] = a.get(f"/v1/users/{user_id}/attempts", params={"concept": "Docker"}).json()["attempts"]
     assert stored["ts"].startswith("2026-11-21T05:45:00")
@@ -345,7 +417,9 @@ def test_the_python_client_records_attempts_and_asks_as_of(a, api, api_tenants, 
     with GraphMemClient(api.base_url, api_key=api_tenants.key_a) as mem:
         out = mem.record_attempts(user_id, attempts("c", "linear algebra", [False] * 4)["attempts"])
         assert out["accepted"] == ["c0", "c1", "c2", "c3"]
-        mem.record_attempts(user_id, attempts("d", "linear algebra", [True] * 8, start=T0 + timedelta(hours=1))["attempts"])
+        mem.record_attempts(
+            user_id, attempts("d", "linear algebra", [True] * 8, start=T0 + timedelta(hours=1))["attempts"]
+        )
         assert "线性代数" not in mem.context(user_id, focus=FOCUS).knowledge_gaps
         assert "线性代数" in mem.context(user_id, focus=FOCUS, as_of=T0 + timedelta(minutes=30)).knowledge_gaps
         assert mem.explain(user_id, "线性代数", as_of=T0 + timedelta(minutes=30))["knowledge"]["state"] == "struggles"

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from graphmem.attempt_plan import AttemptConflict, NewAttempt, StoredAttempt, StoredState, needs_replay, plan_attempts
 from graphmem.bkt import BKTParams, MasteryLevels, step, trace
-from graphmem.context import ContextConfig, select_context
 from graphmem.compaction import CompactionConfig, assign_tiers
+from graphmem.context import ContextConfig, select_context
 from graphmem.evidence import evidence
 from graphmem.learner import graph_as_of, stance_timeline
 from graphmem.models import ConceptEdge, ConceptNode, RelationType, Stance, UserGraph
 from graphmem.ranking import RankingConfig, rank
 
-T0 = datetime(2026, 11, 20, 10, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
 P = BKTParams()
 
 
@@ -47,7 +47,7 @@ def test_trace_four_wrong_is_low_and_eight_right_after_is_mastered():
     assert levels.level(after[-1].mastery, 12) == "mastered"
 
 
-@pytest.mark.parametrize("bad", [dict(prior=1.5), dict(learn=-0.1), dict(guess=0.6, slip=0.5)])
+@pytest.mark.parametrize("bad", [{"prior": 1.5}, {"learn": -0.1}, {"guess": 0.6, "slip": 0.5}])
 def test_invalid_parameters_are_refused(bad):
     with pytest.raises(ValueError):
         BKTParams(**bad)
@@ -62,22 +62,36 @@ def att(i: int, correct: bool, key: str = "la", minutes: int | None = None, item
 
 
 def test_plan_new_attempts_chain_their_spans_and_close_the_stored_latest():
-    stored = StoredState(mastery=0.5, attempts=3, correct=2, last_ms=int((T0 - timedelta(hours=1)).timestamp() * 1000),
-                         last_attempt="old")
+    stored = StoredState(
+        mastery=0.5,
+        attempts=3,
+        correct=2,
+        last_ms=int((T0 - timedelta(hours=1)).timestamp() * 1000),
+        last_attempt="old",
+    )
     plan = plan_attempts([att(1, True), att(2, False)], {}, {"la": stored}, {"la": P}, {}, 10_000)
     first, second = plan.new_rows
     assert first["predicted"] == pytest.approx(step(0.5, True, P).predicted)
     assert second["predicted"] == pytest.approx(step(first["mastery"], False, P).predicted)
     assert first["closed_by"] == "a2" and second["valid_to"] is None
-    assert plan.rewrite_rows == [{"attempt_id": "old", "predicted": None, "mastery": None,
-                                  "valid_to": first["ts"], "closed_by": "a1"}]
+    assert plan.rewrite_rows == [
+        {"attempt_id": "old", "predicted": None, "mastery": None, "valid_to": first["ts"], "closed_by": "a1"}
+    ]
     assert plan.mastery_rows[0]["attempts"] == 5 and plan.mastery_rows[0]["correct"] == 3
     assert plan.accepted == ["a1", "a2"] and plan.duplicates == []
 
 
 def test_duplicate_is_a_noop_and_a_conflict_is_refused():
-    existing = {"a1": {"key": "la", "correct": True, "ts_ms": att(1, True).ts_ms, "item_id": None,
-                       "predicted": 0.41, "mastery": 0.69}}
+    existing = {
+        "a1": {
+            "key": "la",
+            "correct": True,
+            "ts_ms": att(1, True).ts_ms,
+            "item_id": None,
+            "predicted": 0.41,
+            "mastery": 0.69,
+        }
+    }
     plan = plan_attempts([att(1, True)], existing, {}, {"la": P}, {}, 0)
     assert plan.duplicates == ["a1"] and plan.new_rows == []
     assert plan.results[0]["predicted"] == 0.41
@@ -94,8 +108,11 @@ def test_duplicate_is_a_noop_and_a_conflict_is_refused():
 def test_a_late_attempt_replays_the_concept_in_time_order():
     # Stored: right at +10 min. New: wrong at +5 min. The replay applies wrong, then right.
     last_ms = att(10, True).ts_ms
-    states = {"la": StoredState(mastery=step(0.3, True, P).mastery, attempts=1, correct=1, last_ms=last_ms,
-                                last_attempt="a10")}
+    states = {
+        "la": StoredState(
+            mastery=step(0.3, True, P).mastery, attempts=1, correct=1, last_ms=last_ms, last_attempt="a10"
+        )
+    }
     new = [att(5, False)]
     assert needs_replay(new, states) == ["la"]
     plan = plan_attempts(new, {}, states, {"la": P}, {"la": [StoredAttempt("a10", "la", True, last_ms)]}, 0)
@@ -117,16 +134,28 @@ def node(**kw) -> ConceptNode:
 
 
 def test_mastery_newer_than_confused_stance_wins_and_says_so():
-    n = node(stance=Stance.confused, stance_at=T0, mastery=0.97, mastery_attempts=12, mastery_correct=8,
-             mastery_at=T0 + timedelta(days=1))
+    n = node(
+        stance=Stance.confused,
+        stance_at=T0,
+        mastery=0.97,
+        mastery_attempts=12,
+        mastery_correct=8,
+        mastery_at=T0 + timedelta(days=1),
+    )
     ev = evidence(n)
     assert ev.state == "knows" and ev.source == "mastery" and ev.overruled is Stance.confused
     assert "newer than the user saying it confused them" in ev.reason
 
 
 def test_stance_newer_than_mastery_wins():
-    n = node(stance=Stance.confused, stance_at=T0 + timedelta(days=2), mastery=0.97, mastery_attempts=12,
-             mastery_correct=8, mastery_at=T0)
+    n = node(
+        stance=Stance.confused,
+        stance_at=T0 + timedelta(days=2),
+        mastery=0.97,
+        mastery_attempts=12,
+        mastery_correct=8,
+        mastery_at=T0,
+    )
     ev = evidence(n)
     assert ev.state == "struggles" and ev.source == "stance" and "newer than mastery 0.97" in ev.reason
 
@@ -140,10 +169,21 @@ def test_middle_mastery_decides_nothing():
 
 
 def ml_graph(la: ConceptNode) -> UserGraph:
-    ml = ConceptNode(key="ml", name="Machine learning", in_catalog=True, user_mentions=1, mention_times=(T0.timestamp(),),
-                     mention_roles=("user",))
-    return UserGraph("t", "u", {"la": la, "ml": ml},
-                     (ConceptEdge("la", "ml", RelationType.prerequisite),), now=T0 + timedelta(days=3))
+    ml = ConceptNode(
+        key="ml",
+        name="Machine learning",
+        in_catalog=True,
+        user_mentions=1,
+        mention_times=(T0.timestamp(),),
+        mention_roles=("user",),
+    )
+    return UserGraph(
+        "t",
+        "u",
+        {"la": la, "ml": ml},
+        (ConceptEdge("la", "ml", RelationType.prerequisite),),
+        now=T0 + timedelta(days=3),
+    )
 
 
 def gaps_of(graph: UserGraph) -> dict[str, str]:
@@ -158,9 +198,18 @@ def test_low_mastery_prerequisite_is_a_gap_with_its_reason_and_mastered_is_not()
     gaps = gaps_of(ml_graph(low))
     assert "la" in gaps and "prerequisite of Machine learning" in gaps["la"] and "after 4 graded attempts" in gaps["la"]
     # A user who said "linear algebra confuses me" and then answered eight in a row right: not a gap.
-    mastered = node(in_catalog=True, stance=Stance.confused, stance_at=T0, user_mentions=1,
-                    mention_times=(T0.timestamp(),), mention_roles=("user",),
-                    mastery=0.99, mastery_attempts=12, mastery_correct=8, mastery_at=T0 + timedelta(hours=1))
+    mastered = node(
+        in_catalog=True,
+        stance=Stance.confused,
+        stance_at=T0,
+        user_mentions=1,
+        mention_times=(T0.timestamp(),),
+        mention_roles=("user",),
+        mastery=0.99,
+        mastery_attempts=12,
+        mastery_correct=8,
+        mastery_at=T0 + timedelta(hours=1),
+    )
     assert "la" not in gaps_of(ml_graph(mastered))
 
 
@@ -175,27 +224,56 @@ def test_low_mastery_of_an_unrelated_concept_is_still_a_gap():
 
 
 def test_graph_as_of_cuts_mentions_stances_and_mastery():
-    n = node(user_mentions=2, mention_times=(T0.timestamp(), (T0 + timedelta(days=2)).timestamp()),
-             mention_roles=("user", "user"), stance=Stance.knows, stance_at=T0 + timedelta(days=2),
-             mastery=0.99, mastery_attempts=12, mastery_at=T0 + timedelta(days=2))
-    later = node(key="late", name="Late", user_mentions=1, mention_times=((T0 + timedelta(days=5)).timestamp(),),
-                 mention_roles=("user",))
+    n = node(
+        user_mentions=2,
+        mention_times=(T0.timestamp(), (T0 + timedelta(days=2)).timestamp()),
+        mention_roles=("user", "user"),
+        stance=Stance.knows,
+        stance_at=T0 + timedelta(days=2),
+        mastery=0.99,
+        mastery_attempts=12,
+        mastery_at=T0 + timedelta(days=2),
+    )
+    later = node(
+        key="late",
+        name="Late",
+        user_mentions=1,
+        mention_times=((T0 + timedelta(days=5)).timestamp(),),
+        mention_roles=("user",),
+    )
     g = UserGraph("t", "u", {"la": n, "late": later}, (), now=T0 + timedelta(days=6))
     as_of = T0 + timedelta(days=1)
-    cut = graph_as_of(g, as_of, {"la": {"stance": "confused", "stance_ms": int(T0.timestamp() * 1000)}},
-                      {"la": {"mastery": 0.1, "attempts": 4, "correct": 0, "last_ms": int(T0.timestamp() * 1000)}})
+    cut = graph_as_of(
+        g,
+        as_of,
+        {"la": {"stance": "confused", "stance_ms": int(T0.timestamp() * 1000)}},
+        {"la": {"mastery": 0.1, "attempts": 4, "correct": 0, "last_ms": int(T0.timestamp() * 1000)}},
+    )
     assert set(cut.concepts) == {"la"} and cut.now == as_of
     la = cut.concepts["la"]
     assert la.user_mentions == 1 and la.stance is Stance.confused and la.mastery == 0.1 and la.mastery_attempts == 4
 
 
 def test_stance_timeline_closes_an_overruled_stance_with_the_attempt():
-    n = node(stance=Stance.confused, stance_at=T0, mastery=0.99, mastery_attempts=9, mastery_correct=8,
-             mastery_at=T0 + timedelta(minutes=9))
+    n = node(
+        stance=Stance.confused,
+        stance_at=T0,
+        mastery=0.99,
+        mastery_attempts=9,
+        mastery_correct=8,
+        mastery_at=T0 + timedelta(minutes=9),
+    )
     stances = [{"turn_id": "t1", "stance": "confused", "ts": T0.isoformat()}]
     masteries = trace([False] + [True] * 8, P)
-    attempts = [{"attempt_id": f"a{i}", "ts": (T0 + timedelta(minutes=i + 1)).isoformat(), "mastery": s.mastery,
-                 "valid_to": None} for i, s in enumerate(masteries)]
+    attempts = [
+        {
+            "attempt_id": f"a{i}",
+            "ts": (T0 + timedelta(minutes=i + 1)).isoformat(),
+            "mastery": s.mastery,
+            "valid_to": None,
+        }
+        for i, s in enumerate(masteries)
+    ]
     out = stance_timeline(n, stances, attempts)
     first_mastered = next(a for a in attempts if a["mastery"] >= 0.95)
     assert out["stance_history"][0]["valid_from"] == {"turn_id": "t1", "ts": T0.isoformat()}
@@ -248,7 +326,8 @@ def test_block_markers_follow_the_newer_evidence():
     from graphmem.evidence import knowledge_stance
 
     assert knowledge_stance(node(mastery=0.05, mastery_attempts=3, mastery_at=T0)) is Stance.confused
-    overruled = node(stance=Stance.confused, stance_at=T0, mastery=0.99, mastery_attempts=9,
-                     mastery_at=T0 + timedelta(hours=1))
+    overruled = node(
+        stance=Stance.confused, stance_at=T0, mastery=0.99, mastery_attempts=9, mastery_at=T0 + timedelta(hours=1)
+    )
     assert knowledge_stance(overruled) is None
     assert knowledge_stance(node(stance=Stance.dislikes)) is Stance.dislikes

@@ -34,7 +34,7 @@ def select(g: UserGraph, focus: list[str], scope: str = "learning", names: dict[
     return select_context(g, r, plan.tiers, focus, scope, ContextConfig(), names)
 
 
-def placed(sel) -> dict[str, tuple[str, str | None]]:  # noqa: ANN001
+def placed(sel) -> dict[str, tuple[str, str | None]]:
     """key -> (section, marker); fails when a key is in two sections."""
     out: dict[str, tuple[str, str | None]] = {}
     for section, items in sel.sections.items():
@@ -123,8 +123,17 @@ def test_markers_in_every_format_count_against_the_budget(fmt: str) -> None:
     else:
         assert "rest (struggling)" in out.block and "js (struggling)" in out.block
     # A budget that fits the unmarked block but not the marked one drops an item: markers cost tokens.
-    plain = render_block(type(sel)(sel.scope, {s: tuple(i.__class__(**{**i.__dict__, "marker": None}) for i in items)
-                                               for s, items in sel.sections.items()}), fmt=fmt, counter=COUNTER)
+    plain = render_block(
+        type(sel)(
+            sel.scope,
+            {
+                s: tuple(i.__class__(**{**i.__dict__, "marker": None}) for i in items)
+                for s, items in sel.sections.items()
+            },
+        ),
+        fmt=fmt,
+        counter=COUNTER,
+    )
     assert plain.tokens < out.tokens
     squeezed = render_block(sel, fmt=fmt, counter=COUNTER, max_tokens=plain.tokens)
     assert squeezed.truncated and squeezed.tokens <= plain.tokens
@@ -146,16 +155,25 @@ def test_dominant_language_and_name_language() -> None:
     assert dominant_language([["en", 2], ["zh", 2]]) is None
     assert dominant_language([]) is None and dominant_language(None) is None
     assert [name_language(n) for n in ("HTML与CSS", "REST API设计", "JavaScript", "C++", "Python入门")] == [
-        "zh", "zh", "en", "en", "zh"]
+        "zh",
+        "zh",
+        "en",
+        "en",
+        "zh",
+    ]
 
 
 def test_display_names_pick_the_first_alias_in_the_language_in_catalog_order() -> None:
-    cat = Catalog.model_validate({"concepts": [
-        {"name": "REST API设计", "aliases": ["RESTful接口", "REST API", "RESTful API"]},
-        {"name": "JavaScript", "aliases": ["JS", "脚本语言"]},
-        {"name": "Machine learning", "aliases": ["ML", "机器学习"]},
-        {"name": "概率论", "aliases": []},
-    ]})
+    cat = Catalog.model_validate(
+        {
+            "concepts": [
+                {"name": "REST API设计", "aliases": ["RESTful接口", "REST API", "RESTful API"]},
+                {"name": "JavaScript", "aliases": ["JS", "脚本语言"]},
+                {"name": "Machine learning", "aliases": ["ML", "机器学习"]},
+                {"name": "概率论", "aliases": []},
+            ]
+        }
+    )
     assert display_names(cat, "en") == {"rest api设计": "REST API"}
     assert display_names(cat, "zh") == {"javascript": "脚本语言", "machine learning": "机器学习"}
     assert display_names(cat, None) == {} and display_names(None, "en") == {}
@@ -163,8 +181,11 @@ def test_display_names_pick_the_first_alias_in_the_language_in_catalog_order() -
 
 # -- the real demo through HTTP ------------------------------------------------------------------
 
-DEMO_FOCUS = {"xiaoming": "我想学怎么部署Django", "emma": "How do I call a REST API from React?",
-              "li_wei": "神经网络怎么入门？"}
+DEMO_FOCUS = {
+    "xiaoming": "我想学怎么部署Django",
+    "emma": "How do I call a REST API from React?",
+    "li_wei": "神经网络怎么入门？",
+}
 _LINE = re.compile(r"- (\w+): \[(.*)\]")
 _MARKED = re.compile(r"^(.*?)(?: \((struggling|confused|dislikes)\))?$")
 
@@ -184,7 +205,7 @@ def xml_items(block: str) -> list[tuple[str, str, str | None]]:
 
 
 @pytest.fixture(scope="module")
-def demo(api, api_tenants, real_demo_tenant):  # noqa: ANN001
+def demo(api, api_tenants, real_demo_tenant):
     with api.client(api_tenants.key_demo) as client:
         yield client
 
@@ -267,20 +288,32 @@ def test_names_follow_the_users_language_in_graph_and_explain(demo) -> None:
 def test_a_recommendation_catalog_may_use_its_own_concept_types(api, api_tenants, store) -> None:
     from tests.demo_like import drop_tenant
 
-    catalog = {"concepts": [
-        {"name": "Alien", "type": "movie"}, {"name": "Sigourney Weaver", "type": "person"},
-        {"name": "science fiction", "aliases": ["sci-fi"], "type": "genre"},
-        {"name": "Dune", "type": "book"}, {"name": "Bohemian Rhapsody", "type": "song"},
-    ], "relations": [{"source": "Alien", "type": "part_of", "target": "science fiction"}]}
+    catalog = {
+        "concepts": [
+            {"name": "Alien", "type": "movie"},
+            {"name": "Sigourney Weaver", "type": "person"},
+            {"name": "science fiction", "aliases": ["sci-fi"], "type": "genre"},
+            {"name": "Dune", "type": "book"},
+            {"name": "Bohemian Rhapsody", "type": "song"},
+        ],
+        "relations": [{"source": "Alien", "type": "part_of", "target": "science fiction"}],
+    }
     with api.client(api_tenants.key_b) as client:
         try:
             r = client.put("/v1/catalog", json=catalog)
             assert r.status_code == 200, r.text
             assert [c["type"] for c in client.get("/v1/catalog").json()["catalog"]["concepts"]] == [
-                "movie", "person", "genre", "book", "song"]
+                "movie",
+                "person",
+                "genre",
+                "book",
+                "song",
+            ]
             user = "u-" + uuid.uuid4().hex[:8]
-            r = client.post(f"/v1/users/{user}/turns", json={"session_id": "s", "turns": [
-                {"role": "user", "text": "I loved Alien and I read Dune twice."}]})
+            r = client.post(
+                f"/v1/users/{user}/turns",
+                json={"session_id": "s", "turns": [{"role": "user", "text": "I loved Alien and I read Dune twice."}]},
+            )
             assert r.status_code == 200, r.text
             types = {n["name"]: n["type"] for n in client.get(f"/v1/users/{user}/graph").json()["nodes"]}
             assert types["Alien"] == "movie" and types["Dune"] == "book" and types["science fiction"] == "genre"
@@ -305,17 +338,28 @@ def test_an_ancestor_four_hops_above_a_known_concept_is_no_gap(settings, store, 
     from tests.demo_like import drop_tenant
 
     names = ["calculus", "vectors", "matrices", "least squares", "linear regression"]
-    catalog = Catalog.model_validate({
-        "concepts": [{"name": n} for n in [*names, "gradient descent", "optimization"]],
-        "relations": [{"source": a, "type": "prerequisite", "target": b} for a, b in zip(names, names[1:])]
-        + [{"source": "calculus", "type": "prerequisite", "target": "gradient descent"},
-           {"source": "optimization", "type": "prerequisite", "target": "gradient descent"}],
-    })
+    catalog = Catalog.model_validate(
+        {
+            "concepts": [{"name": n} for n in [*names, "gradient descent", "optimization"]],
+            "relations": [{"source": a, "type": "prerequisite", "target": b} for a, b in zip(names, names[1:])]
+            + [
+                {"source": "calculus", "type": "prerequisite", "target": "gradient descent"},
+                {"source": "optimization", "type": "prerequisite", "target": "gradient descent"},
+            ],
+        }
+    )
     mem = GraphMemory(settings, store=store)
     try:
         mem.put_catalog(tenant, catalog)
-        mem.ingest(tenant, "ada", "s1", [TurnIn(role="user", text="I already know linear regression."),
-                                         TurnIn(role="user", text="I want to learn gradient descent.")])
+        mem.ingest(
+            tenant,
+            "ada",
+            "s1",
+            [
+                TurnIn(role="user", text="I already know linear regression."),
+                TurnIn(role="user", text="I want to learn gradient descent."),
+            ],
+        )
         graph = store.load_user_graph(mem.user(tenant, "ada"))
         assert graph.concepts["linear regression"].stance is Stance.knows
         assert not any({e.source, e.target} == {"vectors", "matrices"} for e in graph.edges)
@@ -339,13 +383,18 @@ def test_the_users_own_turns_decide_the_language_not_the_assistants(settings, st
     mem = GraphMemory(settings, store=store)
     try:
         mem.put_catalog(tenant, load_catalog(PROJECT_ROOT / "demo" / "catalog.yaml"))
-        mem.ingest(tenant, "bo", "s1", [
-            TurnIn(role="user", text="I want to learn machine learning."),
-            TurnIn(role="assistant", text="机器学习需要线性代数和概率论。"),
-            TurnIn(role="assistant", text="线性代数很重要。"),
-            TurnIn(role="assistant", text="概率论也很重要。"),
-            TurnIn(role="user", text="I'm still confused about linear algebra."),
-        ])
+        mem.ingest(
+            tenant,
+            "bo",
+            "s1",
+            [
+                TurnIn(role="user", text="I want to learn machine learning."),
+                TurnIn(role="assistant", text="机器学习需要线性代数和概率论。"),
+                TurnIn(role="assistant", text="线性代数很重要。"),
+                TurnIn(role="assistant", text="概率论也很重要。"),
+                TurnIn(role="user", text="I'm still confused about linear algebra."),
+            ],
+        )
         graph = store.load_user_graph(mem.user(tenant, "bo"))
         assert graph.language == "en"
         block = mem.context(tenant, "bo")
@@ -354,7 +403,12 @@ def test_the_users_own_turns_decide_the_language_not_the_assistants(settings, st
         assert not any(re.search(r"[\u4e00-\u9fff]", n) for n in shown), block.block
         assert block.reasons.get("linear algebra") in ("struggling", "confused")
         # Three more Chinese turns from the user tip the balance: the same concepts in Chinese.
-        mem.ingest(tenant, "bo", "s2", [TurnIn(role="user", text=t) for t in ("我想学概率论。", "线性代数好难。", "我对机器学习很感兴趣。")])
+        mem.ingest(
+            tenant,
+            "bo",
+            "s2",
+            [TurnIn(role="user", text=t) for t in ("我想学概率论。", "线性代数好难。", "我对机器学习很感兴趣。")],
+        )
         assert store.load_user_graph(mem.user(tenant, "bo")).language == "zh"
         assert "机器学习" in mem.context(tenant, "bo").block
     finally:

@@ -16,25 +16,52 @@ from graphmem.service import GraphMemory
 from tests.demo_like import drop_tenant
 
 # One distinct, specific interest per user; every user also talks about cheese.
-OWN = ["Haskell", "Erlang", "Elixir", "Clojure", "Scala", "Kotlin", "Fortran", "COBOL", "Prolog", "OCaml",
-       "Smalltalk", "Lisp", "Pascal", "Perl", "Lua", "Dart", "Groovy", "Crystal", "Nim", "Zig", "Racket"]
+OWN = [
+    "Haskell",
+    "Erlang",
+    "Elixir",
+    "Clojure",
+    "Scala",
+    "Kotlin",
+    "Fortran",
+    "COBOL",
+    "Prolog",
+    "OCaml",
+    "Smalltalk",
+    "Lisp",
+    "Pascal",
+    "Perl",
+    "Lua",
+    "Dart",
+    "Groovy",
+    "Crystal",
+    "Nim",
+    "Zig",
+    "Racket",
+]
 
 
-def _names(ctx) -> set[str]:  # noqa: ANN001
+def _names(ctx) -> set[str]:
     return set(ctx.core_topics) | set(ctx.related_concepts)
 
 
 @pytest.mark.neo4j
-def test_a_concept_most_users_share_leaves_core_and_related(settings, store, tenant) -> None:  # noqa: ANN001
-    mem = GraphMemory(settings.model_copy(update={"specificity_df_min_users": 20, "specificity_df_max_share": 0.2}),
-                      store=store)
+def test_a_concept_most_users_share_leaves_core_and_related(settings, store, tenant) -> None:
+    mem = GraphMemory(
+        settings.model_copy(update={"specificity_df_min_users": 20, "specificity_df_max_share": 0.2}), store=store
+    )
     few = GraphMemory(settings.model_copy(update={"specificity_df_min_users": 1000}), store=store)
     try:
         for i, own in enumerate(OWN):
-            mem.ingest(tenant, f"u{i}", "s1", [
-                TurnIn(turn_id="t1", role="user", text=f"I really like {own} and I eat cheese every day."),
-                TurnIn(turn_id="t2", role="user", text=f"{own} is great, cheese too."),
-            ])
+            mem.ingest(
+                tenant,
+                f"u{i}",
+                "s1",
+                [
+                    TurnIn(turn_id="t1", role="user", text=f"I really like {own} and I eat cheese every day."),
+                    TurnIn(turn_id="t2", role="user", text=f"{own} is great, cheese too."),
+                ],
+            )
         ctx = mem.context(tenant, "u0", scope="general")
         assert "Haskell" in _names(ctx)
         assert "cheese" not in _names(ctx), ctx.block  # 21 of 21 users: not specific to u0
@@ -47,17 +74,31 @@ def test_a_concept_most_users_share_leaves_core_and_related(settings, store, ten
 
 
 @pytest.mark.neo4j
-def test_noise_words_stay_out_of_a_block(settings, store, tenant) -> None:  # noqa: ANN001
+def test_noise_words_stay_out_of_a_block(settings, store, tenant) -> None:
     mem = GraphMemory(settings, store=store)
-    turns = ["Accept my recommendation: what is your opinion on christmas movies?",
-             "I love jump scares and 80s films, and a good buddy cop movie.",
-             "Give it your best shot on the previous step, factor x+a)(x+b for variable 'b.",
-             "The process was plenty of fun, I feel my taste is a return to 80s films."]
+    turns = [
+        "Accept my recommendation: what is your opinion on christmas movies?",
+        "I love jump scares and 80s films, and a good buddy cop movie.",
+        "Give it your best shot on the previous step, factor x+a)(x+b for variable 'b.",
+        "The process was plenty of fun, I feel my taste is a return to 80s films.",
+    ]
     try:
         mem.ingest(tenant, "u", "s1", [TurnIn(turn_id=f"t{i}", role="user", text=t) for i, t in enumerate(turns)])
         names = {n.casefold() for n in _names(mem.context(tenant, "u", scope="recommendation", max_tokens=4000))}
-        for noise in ("accept", "recommendation", "opinion", "shot", "previous step", "x+a)(x+b", "variable 'b",
-                      "process", "feel", "taste", "return", "plenty"):
+        for noise in (
+            "accept",
+            "recommendation",
+            "opinion",
+            "shot",
+            "previous step",
+            "x+a)(x+b",
+            "variable 'b",
+            "process",
+            "feel",
+            "taste",
+            "return",
+            "plenty",
+        ):
             assert noise not in names, (noise, names)
         for kept in ("christmas movies", "80s films", "buddy cop movie"):
             assert kept in names, (kept, names)
@@ -66,7 +107,7 @@ def test_noise_words_stay_out_of_a_block(settings, store, tenant) -> None:  # no
 
 
 @pytest.mark.neo4j
-def test_the_demo_blocks_hold_no_generic_words(settings, store, tenant) -> None:  # noqa: ANN001
+def test_the_demo_blocks_hold_no_generic_words(settings, store, tenant) -> None:
     from graphmem.demo import DEMO_DIR, DEMO_SCOPE, demo_learners, demo_turn_batches
     from graphmem.extraction.catalog_io import load_catalog
 
@@ -87,6 +128,7 @@ def test_the_demo_blocks_hold_no_generic_words(settings, store, tenant) -> None:
 
 # --- common-word catalog names (pure: extraction only) ---------------------------------------------
 
+
 def _catalog(*names: str, **kinds: str) -> ConceptExtractor:
     concepts = [{"name": n, "type": kinds.get(n, "product")} for n in names]
     return ConceptExtractor(Catalog.model_validate({"concepts": concepts}))
@@ -96,41 +138,63 @@ def _matched(ex: ConceptExtractor, text: str) -> list[str]:
     return [c.name for c in ex.extract([text])[0].concepts if c.in_catalog]
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("It was fun, I loved Up.", ["Up"]),  # sentence-initial "It" is the pronoun; "Up" mid-sentence is a title
-    ("Have you seen Life?", ["Life"]),
-    ("life is hard", []),
-    ('I watched "Hero" last night', ["Hero"]),
-    ("Hero was good", []),  # sentence start, no cue
-    ("It's a good one", []),  # a contraction
-    ("I saw that movie. It looks good", []),  # the cue is in another sentence
-    ("There is also It", ["It"]),
-    ("Inception was great", ["Inception"]),  # not a common word: no evidence needed
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("It was fun, I loved Up.", ["Up"]),  # sentence-initial "It" is the pronoun; "Up" mid-sentence is a title
+        ("Have you seen Life?", ["Life"]),
+        ("life is hard", []),
+        ('I watched "Hero" last night', ["Hero"]),
+        ("Hero was good", []),  # sentence start, no cue
+        ("It's a good one", []),  # a contraction
+        ("I saw that movie. It looks good", []),  # the cue is in another sentence
+        ("There is also It", ["It"]),
+        ("Inception was great", ["Inception"]),  # not a common word: no evidence needed
+    ],
+)
 def test_common_word_titles_need_evidence_en(text: str, expected: list[str]) -> None:
     assert _matched(_catalog("It", "Up", "Life", "Hero", "Inception"), text) == expected
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("我看过英雄这部电影", ["英雄"]),
-    ("《英雄》很好看", ["英雄"]),
-    ("英雄难过美人关", []),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("我看过英雄这部电影", ["英雄"]),
+        ("《英雄》很好看", ["英雄"]),
+        ("英雄难过美人关", []),
+    ],
+)
 def test_common_word_titles_need_evidence_zh(text: str, expected: list[str]) -> None:
     assert _matched(_catalog("英雄"), text) == expected
 
 
 def test_kind_concepts_and_unambiguous_names_match_without_evidence() -> None:
     # A genre called comedy IS the word; a tenant may declare a title unambiguous.
-    ex = ConceptExtractor(Catalog.model_validate({"concepts": [
-        {"name": "comedy", "type": "category"}, {"name": "Life", "type": "product", "unambiguous": True}]}))
+    ex = ConceptExtractor(
+        Catalog.model_validate(
+            {
+                "concepts": [
+                    {"name": "comedy", "type": "category"},
+                    {"name": "Life", "type": "product", "unambiguous": True},
+                ]
+            }
+        )
+    )
     assert _matched(ex, "Life is what I like, and comedy.") == ["Life", "comedy"]
 
 
 def test_category_words_of_the_catalog_are_not_open_concepts() -> None:
-    ex = ConceptExtractor(Catalog.model_validate({"concepts": [
-        {"name": "Django", "aliases": ["Django framework"]}, {"name": "Flask", "aliases": ["Flask framework"]},
-        {"name": "REST API", "aliases": ["RESTful API"]}]}))
+    ex = ConceptExtractor(
+        Catalog.model_validate(
+            {
+                "concepts": [
+                    {"name": "Django", "aliases": ["Django framework"]},
+                    {"name": "Flask", "aliases": ["Flask framework"]},
+                    {"name": "REST API", "aliases": ["RESTful API"]},
+                ]
+            }
+        )
+    )
     res = ex.extract(["I'm into Flask for small APIs, a light framework."])[0]
     assert [c.name for c in res.concepts] == ["Flask"]
     assert {s.reason for s in res.skipped} >= {"category_word"}
@@ -138,7 +202,7 @@ def test_category_words_of_the_catalog_are_not_open_concepts() -> None:
 
 @pytest.mark.slow
 @pytest.mark.neo4j
-def test_redial_blocks_floors(shared_data: Path, store, monkeypatch) -> None:  # noqa: ANN001
+def test_redial_blocks_floors(shared_data: Path, store, monkeypatch) -> None:
     """ReDial valid, first 50 chats (eval/redial_block_eval.py). Measured when set: generic-item share
     0.039 / core-entity share 0.773 / seeker recall 0.977 on all 100 valid chats (0.137 / 0.583 / 0.986
     before this work)."""
@@ -152,19 +216,22 @@ def test_redial_blocks_floors(shared_data: Path, store, monkeypatch) -> None:  #
     assert res["seeker_entity_recall"] >= 0.93, res
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("Blair Witch is a good scary movie", []),  # the words, not the film
-    ("I love ghost movies like Paranormal Activity", ["Paranormal Activity"]),
-    ("I loved Scary Movie", ["Scary Movie"]),  # capitalised: the name
-    ("have you seen home alone", ["Home Alone"]),  # lower case after a viewing cue
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("Blair Witch is a good scary movie", []),  # the words, not the film
+        ("I love ghost movies like Paranormal Activity", ["Paranormal Activity"]),
+        ("I loved Scary Movie", ["Scary Movie"]),  # capitalised: the name
+        ("have you seen home alone", ["Home Alone"]),  # lower case after a viewing cue
+    ],
+)
 def test_titles_of_common_words_in_lower_case_need_a_viewing_cue(text: str, expected: list[str]) -> None:
     assert _matched(_catalog("Scary Movie", "Ghost", "Home Alone", "Paranormal Activity"), text) == expected
 
 
 @pytest.mark.slow
 @pytest.mark.neo4j
-def test_labelled_block_items_precision_floor(shared_data: Path, store, monkeypatch) -> None:  # noqa: ANN001
+def test_labelled_block_items_precision_floor(shared_data: Path, store, monkeypatch) -> None:
     """eval/block_sample.py over the hand labels. Measured when set: 0.664 over 217 present labelled
     items (ReDial 0.839, Bridge 0.615, KdConv 0.529); main's blocks score 0.545 on the same labels."""
     from eval import block_sample
@@ -177,15 +244,20 @@ def test_labelled_block_items_precision_floor(shared_data: Path, store, monkeypa
 
 
 @pytest.mark.neo4j
-def test_recommendation_blocks_keep_the_users_own_words(settings, store, tenant) -> None:  # noqa: ANN001
+def test_recommendation_blocks_keep_the_users_own_words(settings, store, tenant) -> None:
     # Hand-written: the assistant describes a film ("frat house"); the user names a preference.
     mem = GraphMemory(settings, store=store)
     try:
-        mem.ingest(tenant, "u", "s1", [
-            TurnIn(turn_id="t1", role="user", text="I want a comedy with jump scares and zombies."),
-            TurnIn(turn_id="t2", role="assistant", text="Old School is about a frat house, with adult humor."),
-            TurnIn(turn_id="t3", role="user", text="Zombies again, please."),
-        ])
+        mem.ingest(
+            tenant,
+            "u",
+            "s1",
+            [
+                TurnIn(turn_id="t1", role="user", text="I want a comedy with jump scares and zombies."),
+                TurnIn(turn_id="t2", role="assistant", text="Old School is about a frat house, with adult humor."),
+                TurnIn(turn_id="t3", role="user", text="Zombies again, please."),
+            ],
+        )
         rec = {n.casefold() for n in _names(mem.context(tenant, "u", scope="recommendation", max_tokens=4000))}
         gen = {n.casefold() for n in _names(mem.context(tenant, "u", scope="general", max_tokens=4000))}
         assert "zombies" in rec and "frat house" not in rec and "adult humor" not in rec, rec

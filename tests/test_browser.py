@@ -77,14 +77,24 @@ def _chromium() -> Any:
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     # No internet here: without the background-networking flags Chromium stalls on refused connections.
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
-                "--no-first-run", "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", f"--user-data-dir={tempfile.mkdtemp(prefix='gm-chromium-')}",
-                "--window-size=1600,1100", "--lang=en-US"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tempfile.mkdtemp(prefix='gm-chromium-')}",
+        "--window-size=1600,1100",
+        "--lang=en-US",
+    ):
         options.add_argument(arg)
     try:
         drv = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
-    except Exception as exc:  # noqa: BLE001 - any start failure is reported as is
+    except Exception as exc:
         pytest.fail(f"could not start headless Chromium ({type(exc).__name__}): {exc}")
     drv.set_page_load_timeout(WAIT_S * 2)
     drv.set_script_timeout(WAIT_S)
@@ -109,7 +119,9 @@ def _wait(drv: Any, what: str, check: Callable[[Any], Any], timeout: float = WAI
     except TimeoutException:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         drv.save_screenshot(str(ARTIFACTS / "browser-failure.png"))
-        pytest.fail(f"timed out after {timeout:.0f} s waiting for {what} (screenshot: tests/artifacts/browser-failure.png)")
+        pytest.fail(
+            f"timed out after {timeout:.0f} s waiting for {what} (screenshot: tests/artifacts/browser-failure.png)"
+        )
 
 
 def _click(drv: Any, element: Any) -> None:
@@ -218,8 +230,9 @@ return {nodes: nodes, rels: rels};
 """
 
 
-def test_learner_graph_in_the_browser(driver: Any, settings: Settings, store, api, real_demo_tenant: str,
-                                     core_topics: set[str]) -> None:
+def test_learner_graph_in_the_browser(
+    driver: Any, settings: Settings, store, api, real_demo_tenant: str, core_topics: set[str]
+) -> None:
     from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -238,9 +251,14 @@ def test_learner_graph_in_the_browser(driver: Any, settings: Settings, store, ap
     with contextlib.nullcontext():
         # 1. Open the Browser with the connect URL prefilled, and connect with the configured credentials.
         driver.get(f"http://127.0.0.1:{settings.neo4j_http_port}/browser/?dbms={bolt}")
-        user_box = _wait(driver, "the connect form", lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=username]"))
-        assert driver.find_element(By.CSS_SELECTOR, "[data-testid=boltaddress]").get_attribute("value").endswith(
-            f"127.0.0.1:{settings.neo4j_bolt_port}")
+        user_box = _wait(
+            driver, "the connect form", lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=username]")
+        )
+        assert (
+            driver.find_element(By.CSS_SELECTOR, "[data-testid=boltaddress]")
+            .get_attribute("value")
+            .endswith(f"127.0.0.1:{settings.neo4j_bolt_port}")
+        )
         user_box[0].send_keys(settings.neo4j_user)
         driver.find_element(By.CSS_SELECTOR, "[data-testid=password]").send_keys(settings.neo4j_password)
         _connect(driver)
@@ -260,7 +278,8 @@ def test_learner_graph_in_the_browser(driver: Any, settings: Settings, store, ap
             editor.send_keys(Keys.ENTER)
             try:
                 config = WebDriverWait(driver, CONNECT_TRY_S, poll_frequency=0.2).until(
-                    lambda d: _runnable(d, ":config"))
+                    lambda d: _runnable(d, ":config")
+                )
                 break
             except TimeoutException:
                 continue
@@ -269,10 +288,18 @@ def test_learner_graph_in_the_browser(driver: Any, settings: Settings, store, ap
 
         # 3. Its set-up blocks: switch off "connect result nodes", apply the GraSS sheet.
         assert config is not None
-        _run_block(driver, ":config", "autoComplete off",
-                   lambda d: '"autoComplete":false' in _local_storage(d, "neo4j.settings"))
-        grass = _run_block(driver, ":style", "the graphmem style",
-                           lambda d: (s := _local_storage(d, "neo4j.grass")) and "node.Core" in s and s)
+        _run_block(
+            driver,
+            ":config",
+            "autoComplete off",
+            lambda d: '"autoComplete":false' in _local_storage(d, "neo4j.settings"),
+        )
+        grass = _run_block(
+            driver,
+            ":style",
+            "the graphmem style",
+            lambda d: (s := _local_storage(d, "neo4j.grass")) and "node.Core" in s and s,
+        )
         assert CORE_COLOUR in grass and "{name}" in grass
 
         # 4. Next slide: the learner's queries; run the user graph with one click.

@@ -96,7 +96,10 @@ def test_csv_missing_name_names_the_line() -> None:
 
 def test_relation_to_unknown_concept() -> None:
     with pytest.raises(InvalidCatalog) as err:
-        parse_catalog(json.dumps({"concepts": [{"name": "A"}], "relations": [{"source": "A", "type": "uses", "target": "Nope"}]}), "json")
+        parse_catalog(
+            json.dumps({"concepts": [{"name": "A"}], "relations": [{"source": "A", "type": "uses", "target": "Nope"}]}),
+            "json",
+        )
     assert "relations[0]" in err.value.message and "Nope" in err.value.message
     with pytest.raises(InvalidCatalog) as err:
         parse_catalog(CONCEPTS_CSV, "csv", EDGES_CSV + "SQLAlchemy,uses,Nope\n")

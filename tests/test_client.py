@@ -13,7 +13,7 @@ from dataclasses import replace
 import httpx
 import pytest
 
-from api.schemas import ContextRequest
+from graphmem.api.schemas import ContextRequest
 from graphmem.client import ENDPOINTS, ApiError, AsyncGraphMemClient, Endpoint, GraphMemClient
 from graphmem.models import ContextResult, IngestResult
 from graphmem.settings import PROJECT_ROOT
@@ -36,7 +36,10 @@ NOT_IN_CLIENT: set[tuple[str, str]] = {
 @pytest.fixture(scope="module")
 def catalog_loaded(api, api_tenants) -> None:
     with api.client(api_tenants.key_a) as raw:
-        assert raw.put("/v1/catalog", content=CATALOG_YAML, headers={"content-type": "application/yaml"}).status_code == 200
+        assert (
+            raw.put("/v1/catalog", content=CATALOG_YAML, headers={"content-type": "application/yaml"}).status_code
+            == 200
+        )
 
 
 @pytest.fixture
@@ -86,10 +89,12 @@ def disagreements(openapi: dict, endpoints: dict[str, Endpoint]) -> list[str]:
             elif "$ref" in content["schema"]:
                 api_schema = _resolve(openapi, content["schema"])
                 ours = ep.body.model_json_schema(ref_template="#/components/schemas/{model}")
-                if set(api_schema.get("properties", {})) != set(ours.get("properties", {})) or \
-                        set(api_schema.get("required", [])) != set(ours.get("required", [])):
-                    problems.append(f"{name}: body {ep.body.__name__} differs from the API's "
-                                    f"{content['schema']['$ref']}")
+                if set(api_schema.get("properties", {})) != set(ours.get("properties", {})) or set(
+                    api_schema.get("required", [])
+                ) != set(ours.get("required", [])):
+                    problems.append(
+                        f"{name}: body {ep.body.__name__} differs from the API's {content['schema']['$ref']}"
+                    )
         if ep.response is not None:
             schema = op["responses"]["200"]["content"]["application/json"]["schema"]
             if "$ref" in schema:
@@ -121,8 +126,13 @@ def test_the_agreement_check_catches_drift(openapi):
 
 def test_every_api_operation_has_a_client_method(openapi):
     covered = {(ep.method, ep.path) for ep in ENDPOINTS.values()}
-    missing = [f"{m.upper()} {p}" for p, ops in openapi["paths"].items() if p.startswith("/v1/")
-               for m in ops if (m.upper(), p) not in covered | NOT_IN_CLIENT]
+    missing = [
+        f"{m.upper()} {p}"
+        for p, ops in openapi["paths"].items()
+        if p.startswith("/v1/")
+        for m in ops
+        if (m.upper(), p) not in covered | NOT_IN_CLIENT
+    ]
     assert not missing, f"API operations without a client method (add them to graphmem/client.py): {missing}"
 
 
@@ -139,7 +149,7 @@ def test_three_lines_from_readme(api, api_tenants, catalog_loaded, user_id, caps
     code = localised(readme_block("tests/test_client.py"), api.base_url, api_tenants.key_a, user_id)
     assert len([ln for ln in code.splitlines() if ln.strip() and not ln.startswith("from ")]) == 3
     namespace: dict = {}
-    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - the README's own example
+    exec(compile(code, "README.md", "exec"), namespace)
     printed = capsys.readouterr().out
     assert printed.startswith('<user_knowledge_context scope="learning">') and "Django框架" in printed
     block = namespace["mem"].context(user_id, focus="how do I deploy Django?")
@@ -148,8 +158,11 @@ def test_three_lines_from_readme(api, api_tenants, catalog_loaded, user_id, caps
 
 
 def test_typed_round_trip(mem, user_id):
-    result = mem.ingest(user_id, "s1", [{"turn_id": f"t{i}", "text": t, "ts": f"2026-11-2{i}T10:00:00Z"}
-                                        for i, t in enumerate(REFERENCE)])
+    result = mem.ingest(
+        user_id,
+        "s1",
+        [{"turn_id": f"t{i}", "text": t, "ts": f"2026-11-2{i}T10:00:00Z"} for i, t in enumerate(REFERENCE)],
+    )
     assert isinstance(result, IngestResult) and result.accepted == ["t0", "t1"]
     again = mem.ingest(user_id, "s1", {"turn_id": "t0", "text": REFERENCE[0], "ts": "2026-11-20T10:00:00Z"})
     assert again.accepted == [] and again.duplicates == ["t0"]  # idempotent by turn id
@@ -189,8 +202,11 @@ def test_prompt_loop_detection_and_error_codes(mem, user_id):
 
 
 def test_bad_input_is_refused_with_the_api_code_before_sending(mem, user_id, api, api_tenants):
-    for turns, code in [([], "INVALID_INPUT"), ([{"text": "hi", "role": "robot"}], "INVALID_ROLE"),
-                        ([{"text": ""}], "INVALID_INPUT")]:
+    for turns, code in [
+        ([], "INVALID_INPUT"),
+        ([{"text": "hi", "role": "robot"}], "INVALID_ROLE"),
+        ([{"text": ""}], "INVALID_INPUT"),
+    ]:
         with pytest.raises(ApiError) as local:
             mem.ingest(user_id, "s1", turns)
         assert (local.value.code, local.value.status) == (code, 422)
@@ -210,8 +226,10 @@ def test_bad_input_is_refused_with_the_api_code_before_sending(mem, user_id, api
 
 
 def test_keys_decide_the_tenant(api, api_tenants, catalog_loaded, user_id):
-    with GraphMemClient(api.base_url, api_key=api_tenants.key_a) as a, \
-            GraphMemClient(api.base_url, api_key=api_tenants.key_b) as b:
+    with (
+        GraphMemClient(api.base_url, api_key=api_tenants.key_a) as a,
+        GraphMemClient(api.base_url, api_key=api_tenants.key_b) as b,
+    ):
         a.ingest(user_id, "s1", REFERENCE)
         assert "Django框架" in a.context(user_id).core_topics
         with pytest.raises(ApiError) as other:
@@ -324,8 +342,9 @@ class BoltProxy:
 def test_retries_503_honouring_retry_after_then_succeeds(settings, store, user_id):
     proxy = BoltProxy(("127.0.0.1", settings.neo4j_bolt_port))
     tenant = "client-retry-" + user_id
-    running = start_api(settings.model_copy(update={"neo4j_uri": f"bolt://127.0.0.1:{proxy.port}",
-                                                      "api_keys": f"k-{user_id}:{tenant}"}))
+    running = start_api(
+        settings.model_copy(update={"neo4j_uri": f"bolt://127.0.0.1:{proxy.port}", "api_keys": f"k-{user_id}:{tenant}"})
+    )
     waits: list[float] = []
 
     def heal_after_first_wait(seconds: float) -> None:
@@ -336,14 +355,17 @@ def test_retries_503_honouring_retry_after_then_succeeds(settings, store, user_i
 
     try:
         proxy.cut()
-        with GraphMemClient(running.base_url, api_key=f"k-{user_id}", sleep=heal_after_first_wait,
-                            max_retries=3) as mem:
+        with GraphMemClient(
+            running.base_url, api_key=f"k-{user_id}", sleep=heal_after_first_wait, max_retries=3
+        ) as mem:
             result = mem.ingest(user_id, "s1", [{"turn_id": "r1", "text": "I want to learn Django."}])
             assert result.accepted == ["r1"]
-            # Retry-After: 5 from the API (api/app.py), taken as given rather than the 0.5 s backoff.
+            # Retry-After: 5 from the API (graphmem/api/app.py), taken as given rather than the 0.5 s backoff.
             assert waits == [5.0, 5.0]
             assert "Django" in mem.context(user_id).core_topics
-            assert mem.ingest(user_id, "s1", [{"turn_id": "r1", "text": "I want to learn Django."}]).duplicates == ["r1"]
+            assert mem.ingest(user_id, "s1", [{"turn_id": "r1", "text": "I want to learn Django."}]).duplicates == [
+                "r1"
+            ]
 
             proxy.cut()
             waits.clear()

@@ -20,11 +20,18 @@ def _state(store, user: UserRef) -> dict:
         MATCH (i:Interest {tenant: $tenant, user_id: $user_id})
         OPTIONAL MATCH (s:Summary)-[f:FOLDS]->(i)
         RETURN i.key AS key, i.tier AS tier, i.ranked_at AS ranked_at, count(f) AS links
-        """, tenant=user.tenant, user_id=user.user_id, database_=store.database)
+        """,
+        tenant=user.tenant,
+        user_id=user.user_id,
+        database_=store.database,
+    )
     summary = store.summary(user)
-    return {"rows": {r["key"]: (r["tier"], r["ranked_at"], r["links"]) for r in records},
-            "count": summary["count"] if summary else None, "items": summary["items"] if summary else None,
-            "runs": store.counts(user)["compaction_runs"]}
+    return {
+        "rows": {r["key"]: (r["tier"], r["ranked_at"], r["links"]) for r in records},
+        "count": summary["count"] if summary else None,
+        "items": summary["items"] if summary else None,
+        "runs": store.counts(user)["compaction_runs"],
+    }
 
 
 def _mem(store, settings, threshold: float) -> GraphMemory:
@@ -39,7 +46,7 @@ def test_incremental_folds_and_a_run_over_an_unchanged_graph_writes_nothing(stor
     run = high.compact(tenant, "alice")  # nothing reaches the threshold: everything is folded
     assert run["concepts_after"] == 0 and run["compacted"] == 3 and run["newly_compacted"] == 3
     first = _state(store, user)
-    assert {k: (t, n) for k, (t, _, n) in first["rows"].items()} == {k: ("compacted", 1) for k in KEYS}
+    assert {k: (t, n) for k, (t, _, n) in first["rows"].items()} == dict.fromkeys(KEYS, ("compacted", 1))
     assert first["count"] == 3 and len(first["items"]) == 3 and first["runs"] == 1
 
     # Nothing changed since: the run is recorded, but no weight row, tier or link is rewritten.
@@ -75,12 +82,21 @@ def test_ingest_updates_the_cached_graph_as_a_reload_would(store, settings, tena
     ran: list[str] = []
     run = store._run
     monkeypatch.setattr(store, "_run", lambda tx, name, *a, **kw: ran.append(name) or run(tx, name, *a, **kw))
-    texts = ["I want to learn Python before Django", "Django uses SQL databases and an ORM",
-             "Is NumPy needed for pandas?", "I already know linear algebra", "Explain gradient descent please",
-             "What about neural networks and backpropagation?"]
+    texts = [
+        "I want to learn Python before Django",
+        "Django uses SQL databases and an ORM",
+        "Is NumPy needed for pandas?",
+        "I already know linear algebra",
+        "Explain gradient descent please",
+        "What about neural networks and backpropagation?",
+    ]
     for n, start in enumerate(range(0, len(texts), 2)):
-        mem.ingest(tenant, "bob", f"s{n}", [TurnIn(turn_id=f"t{start + j}", role="user", text=t)
-                                            for j, t in enumerate(texts[start:start + 2])])
+        mem.ingest(
+            tenant,
+            "bob",
+            f"s{n}",
+            [TurnIn(turn_id=f"t{start + j}", role="user", text=t) for j, t in enumerate(texts[start : start + 2])],
+        )
         assert "user_interests" not in ran  # the ingest path did not reload the interests
         user = UserRef(tenant, "bob")
         cached = mem._ranked[(tenant, "bob")]
@@ -89,5 +105,8 @@ def test_ingest_updates_the_cached_graph_as_a_reload_would(store, settings, tena
         assert cached.graph.edges == reloaded.edges
         assert cached.graph.concepts == reloaded.concepts
         assert (cached.graph.now, cached.graph.history_tokens, cached.graph.turn_count) == (
-            reloaded.now, reloaded.history_tokens, reloaded.turn_count)
+            reloaded.now,
+            reloaded.history_tokens,
+            reloaded.turn_count,
+        )
         ran.clear()

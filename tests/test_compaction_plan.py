@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from tests.pure_graphs import REL, U, graph, node, worked_example
 
 from graphmem.compaction import CompactionConfig, compaction_due, compaction_ratio, plan_compaction
 from graphmem.errors import CriticalCompressionFailure
@@ -11,6 +10,7 @@ from graphmem.models import Stance, Tier
 from graphmem.ranking import RankingConfig, rank
 from graphmem.settings import Settings
 from graphmem.tokens import TokenCounter
+from tests.pure_graphs import REL, U, graph, node, worked_example
 
 REF = RankingConfig(method="reference")
 CFG = CompactionConfig()
@@ -46,7 +46,9 @@ def test_folding_into_related_to_core_topics() -> None:
 
 
 def test_attached_to_lists_every_nearest_core_topic() -> None:
-    g = graph([node("a", 1), node("b", 1), node("m"), node("far")], [("a", REL, "m"), ("b", REL, "m"), ("m", REL, "far")])
+    g = graph(
+        [node("a", 1), node("b", 1), node("m"), node("far")], [("a", REL, "m"), ("b", REL, "m"), ("m", REL, "far")]
+    )
     plan = plan_compaction(g, rank(g, REF), CFG)
     # m: 3 + 3 = 6 survives; far: 0 -> folded, attached to both a and b (two hops each).
     assert plan.compacted == ("far",)

@@ -24,8 +24,16 @@ def ex() -> ConceptExtractor:
 
 def _m(text: str, name: str, confidence: float = 0.7, lang: str = "zh") -> ConceptMention:
     start = text.index(name)
-    return ConceptMention(key=name.casefold(), name=name, language=lang, start=start, end=start + len(name),
-                          surface=name, extractor=ExtractorName.pattern, confidence=confidence)
+    return ConceptMention(
+        key=name.casefold(),
+        name=name,
+        language=lang,
+        start=start,
+        end=start + len(name),
+        surface=name,
+        extractor=ExtractorName.pattern,
+        confidence=confidence,
+    )
 
 
 def _refs(ex: TurnExtraction) -> list[tuple[str, str]]:
@@ -93,7 +101,9 @@ def test_reference_across_two_ingest_calls_counts_as_a_user_mention(store, setti
     assert after[key]["weight"] > settings.threshold  # 10 (user) + 3 (assistant) before propagation
     mentions = store.concept_mentions(UserRef(tenant, "ana"), key)
     assert {(m["turn_id"], m["role"], m["extractor"]) for m in mentions} == {
-        ("a1", "assistant", "pattern"), ("u1", "user", "coreference")}
+        ("a1", "assistant", "pattern"),
+        ("u1", "user", "coreference"),
+    }
 
     # Another session does not see this session's last turn.
     result = mem.ingest(tenant, "ana", "s2", [TurnIn(turn_id="u2", role="user", text="他是谁？")])

@@ -51,13 +51,31 @@ def test_erase_removes_everything_of_the_user_and_nothing_else(settings, store):
     api = start_api(settings.model_copy(update={"api_keys": keys_spec({key: tenant})}))
     try:
         with api.client(key) as c:
-            assert c.put("/v1/catalog", content=(PROJECT_ROOT / "demo" / "catalog.yaml").read_bytes(),
-                         headers={"content-type": "application/yaml"}).status_code == 200
+            assert (
+                c.put(
+                    "/v1/catalog",
+                    content=(PROJECT_ROOT / "demo" / "catalog.yaml").read_bytes(),
+                    headers={"content-type": "application/yaml"},
+                ).status_code
+                == 200
+            )
             for uid, texts in ((gone, gone_texts), (kept, kept_texts)):
                 for session in ("s1", "s2"):
-                    r = c.post(f"/v1/users/{uid}/turns", json={"session_id": f"{session}-{uid}", "turns": [
-                        {"turn_id": f"{uid}-{session}-{i}", "role": "user" if i % 3 else "assistant", "text": t,
-                         "ts": FUTURE.format(i + 1)} for i, t in enumerate(texts)]})
+                    r = c.post(
+                        f"/v1/users/{uid}/turns",
+                        json={
+                            "session_id": f"{session}-{uid}",
+                            "turns": [
+                                {
+                                    "turn_id": f"{uid}-{session}-{i}",
+                                    "role": "user" if i % 3 else "assistant",
+                                    "text": t,
+                                    "ts": FUTURE.format(i + 1),
+                                }
+                                for i, t in enumerate(texts)
+                            ],
+                        },
+                    )
                     assert r.status_code == 200, r.text
             assert c.post(f"/v1/users/{gone}/compact").status_code == 200
             assert c.delete(f"/v1/users/{gone}/concepts/React").status_code == 200
@@ -76,22 +94,40 @@ def test_erase_removes_everything_of_the_user_and_nothing_else(settings, store):
             # Nothing in the database holds the user's id, a turn text, a session or turn id, or the
             # concept only this user brought in.
             assert nodes_or_rels_holding(store, needles) == []
-            doc = store._read(lambda tx: tx.run("MATCH (t:Tenant {id: $t}) RETURN t.catalog_json AS j", t=tenant).single())
+            doc = store._read(
+                lambda tx: tx.run("MATCH (t:Tenant {id: $t}) RETURN t.catalog_json AS j", t=tenant).single()
+            )
             assert all(n not in doc["j"] for n in needles)
             assert store.counts(UserRef(tenant, gone)) == {
-                "exists": False, "turns": 0, "sessions": 0, "interests": 0, "mentions": 0, "stances": 0,
-                "relations": 0, "compaction_runs": 0}
+                "exists": False,
+                "turns": 0,
+                "sessions": 0,
+                "interests": 0,
+                "mentions": 0,
+                "stances": 0,
+                "relations": 0,
+                "compaction_runs": 0,
+            }
             # The API knows nothing of them any more; a second erase is a clear 404.
-            for resp in (c.get(f"/v1/users/{gone}/graph"), c.get(f"/v1/users/{gone}/context"),
-                         c.get(f"/v1/users/{gone}/explain", params={"concept": "Django"}), c.delete(f"/v1/users/{gone}")):
+            for resp in (
+                c.get(f"/v1/users/{gone}/graph"),
+                c.get(f"/v1/users/{gone}/context"),
+                c.get(f"/v1/users/{gone}/explain", params={"concept": "Django"}),
+                c.delete(f"/v1/users/{gone}"),
+            ):
                 assert resp.status_code == 404 and resp.json()["error"]["code"] == "USER_NOT_FOUND"
             # Exports no longer include them: the library, and the CLI.
             with pytest.raises(NotFound):
                 GraphMemory(settings, store=store).export(tenant, gone)
             assert gone not in store.list_users(tenant)
-            cli = subprocess.run([sys.executable, "-m", "graphmem.cli", "export", "--tenant", tenant, gone],
-                                 env=settings_env(settings), cwd=PROJECT_ROOT, capture_output=True, text=True,
-                                 timeout=120)
+            cli = subprocess.run(
+                [sys.executable, "-m", "graphmem.cli", "export", "--tenant", tenant, gone],
+                env=settings_env(settings),
+                cwd=PROJECT_ROOT,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
             assert cli.returncode != 0 and "USER_NOT_FOUND" in cli.stdout + cli.stderr, cli.stdout + cli.stderr
             assert gone not in cli.stdout
 

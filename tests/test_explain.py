@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -33,7 +33,7 @@ def test_explains_weight_path_and_tier() -> None:
 
 
 def test_compacted_concept_reports_when() -> None:
-    when = datetime(2024, 12, 1, tzinfo=timezone.utc)
+    when = datetime(2024, 12, 1, tzinfo=UTC)
     g = graph([node("a", 1), node("old", tier=Tier.compacted, compacted_at=when)], [])
     r = rank(g, REF)
     e = explain_concept(g, r, None, "old")  # no plan: the stored tier is reported

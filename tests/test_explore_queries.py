@@ -32,8 +32,16 @@ from tests.demo_like import XIAOMING, drop_tenant, key_of, load_demo_like, xiaom
 
 pytestmark = pytest.mark.neo4j
 
-EXPECTED_QUERIES = {"explore_user_graph", "explore_tiers", "explore_gaps", "explore_provenance",
-                    "explore_timeline", "explore_shared_interests", "explore_compaction", "explore_mastery"}
+EXPECTED_QUERIES = {
+    "explore_user_graph",
+    "explore_tiers",
+    "explore_gaps",
+    "explore_provenance",
+    "explore_timeline",
+    "explore_shared_interests",
+    "explore_compaction",
+    "explore_mastery",
+}
 
 
 @pytest.fixture(scope="module")
@@ -46,9 +54,11 @@ def demo_tenant(store) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def driver(settings) -> Iterator[Driver]:
-    drv = GraphDatabase.driver(settings.neo4j_uri or f"bolt://127.0.0.1:{settings.neo4j_bolt_port}",
-                               auth=(settings.neo4j_user, settings.neo4j_password),
-                               notifications_min_severity="OFF")
+    drv = GraphDatabase.driver(
+        settings.neo4j_uri or f"bolt://127.0.0.1:{settings.neo4j_bolt_port}",
+        auth=(settings.neo4j_user, settings.neo4j_password),
+        notifications_min_severity="OFF",
+    )
     yield drv
     drv.close()
 
@@ -102,8 +112,13 @@ def test_user_graph_returns_the_user_tiers_concepts_and_only_visible_relations(s
     user: Node = record["user"]
     assert "User" in user.labels and user["id"] == "xiaoming" and user["name"] == "xiaoming"
     tiers = {i["name"]: set(i.labels) - {"Interest"} for i in record["interests"]}
-    assert tiers == {"Django框架": {"Core"}, "Python基础": {"Core"}, "Django部署": {"Related"},
-                     "SQLAlchemy": {"Related"}, "SQL基础": {"Compacted"}}
+    assert tiers == {
+        "Django框架": {"Core"},
+        "Python基础": {"Core"},
+        "Django部署": {"Related"},
+        "SQLAlchemy": {"Related"},
+        "SQL基础": {"Compacted"},
+    }
     assert all("Interest" in i.labels for i in record["interests"])
     assert {c["name"] for c in record["concepts"]} == set(tiers)
     assert {r.type for r in record["links"]} == {"HAS_INTEREST", "ABOUT"}
@@ -124,14 +139,19 @@ def test_user_graph_for_another_learner_hides_xiaomings_relations(store, driver,
     [record] = run_saved(store, driver, "explore_user_graph", demo_tenant, user_id="sam")
     assert all(r["owner"] in ("catalog", "u:sam") for r in record["relations"])
     assert ("Python基础", "RELATED_TO", "SQLAlchemy") in {
-        (r.start_node["name"], r.type, r.end_node["name"]) for r in record["relations"]}
+        (r.start_node["name"], r.type, r.end_node["name"]) for r in record["relations"]
+    }
 
 
 def test_tiers_table_orders_core_related_compacted(store, driver, demo_tenant):
     rows = run_saved(store, driver, "explore_tiers", demo_tenant)
     assert [(r["tier"], r["concept"]) for r in rows] == [
-        ("core", "Django框架"), ("core", "Python基础"), ("related", "Django部署"), ("related", "SQLAlchemy"),
-        ("compacted", "SQL基础")]
+        ("core", "Django框架"),
+        ("core", "Python基础"),
+        ("related", "Django部署"),
+        ("related", "SQLAlchemy"),
+        ("compacted", "SQL基础"),
+    ]
     by_name = {r["concept"]: r for r in rows}
     assert by_name["Django框架"]["weight"] == 48.0 and by_name["Django框架"]["initial_weight"] == 40.0
     assert by_name["Python基础"]["stance"] == "knows"  # confused in week 1, knows in week 2
@@ -180,10 +200,18 @@ def test_gaps_accept_an_alias_and_default_to_the_core_topics(store, driver, demo
 
 def test_provenance_paths_end_at_the_turns_that_mention_the_concept(store, driver, demo_tenant):
     rows = run_saved(store, driver, "explore_provenance", demo_tenant, concept="Django框架")
-    expected_mentions = {t.turn_id for turns in xiaoming_turns().values() for t in turns
-                         if any(m.key == key_of("Django框架") for m in t.extraction.concepts)}
-    expected_stances = {t.turn_id for turns in xiaoming_turns().values() for t in turns
-                        if any(s.key == key_of("Django框架") for s in t.extraction.stances)}
+    expected_mentions = {
+        t.turn_id
+        for turns in xiaoming_turns().values()
+        for t in turns
+        if any(m.key == key_of("Django框架") for m in t.extraction.concepts)
+    }
+    expected_stances = {
+        t.turn_id
+        for turns in xiaoming_turns().values()
+        for t in turns
+        if any(s.key == key_of("Django框架") for s in t.extraction.stances)
+    }
     assert {r["turn"] for r in rows if r["evidence"] == "MENTIONS"} == expected_mentions
     assert {r["turn"] for r in rows if r["evidence"] == "EXPRESSES"} == expected_stances
     for r in rows:
@@ -195,7 +223,7 @@ def test_provenance_paths_end_at_the_turns_that_mention_the_concept(store, drive
         assert turn["id"] == r["turn"] and turn["user_id"] == "xiaoming"
         assert path.end_node["name"] == "Django框架"
         if r["evidence"] == "MENTIONS":
-            assert turn["text"][path.relationships[-1]["start"]:path.relationships[-1]["end"]] == r["said"]
+            assert turn["text"][path.relationships[-1]["start"] : path.relationships[-1]["end"]] == r["said"]
     assert [r["ts"] for r in rows] == sorted(r["ts"] for r in rows)
 
 
@@ -246,8 +274,14 @@ def test_compaction_shows_the_summary_and_the_run(store, driver, demo_tenant):
 # -- the text for the Browser -------------------------------------------------------------------
 
 
-HOSTILE_IDS = ["x'}) MATCH (n) DETACH DELETE n //", "back\\slash\\'", "new\nline;\n:param tenant => 'evil'",
-               "控制\u0000字符\u2028", "\\u0027 quote", "😀 emoji"]
+HOSTILE_IDS = [
+    "x'}) MATCH (n) DETACH DELETE n //",
+    "back\\slash\\'",
+    "new\nline;\n:param tenant => 'evil'",
+    "控制\u0000字符\u2028",
+    "\\u0027 quote",
+    "😀 emoji",
+]
 
 
 @pytest.mark.parametrize("value", HOSTILE_IDS)
@@ -262,7 +296,7 @@ def test_param_lines_are_one_line_and_evaluate_to_the_value(driver):
     for value in HOSTILE_IDS:
         line = param_line("user_id", value)
         assert line.startswith(":param user_id => ") and line.endswith(";") and "\n" not in line
-        expr = line[len(":param user_id => "):-1]
+        expr = line[len(":param user_id => ") : -1]
         assert run(driver, f"RETURN {expr} AS v")[0]["v"] == value
     assert param_line("focus", None) == ":param focus => null;"
     assert param_line("min_users", 2) == ":param min_users => 2;"
@@ -412,8 +446,10 @@ def test_cli_explore_prints_setup_and_queries(capsys):
 
 def test_saved_queries_on_the_real_demo(store, driver, real_demo_tenant):
     tenant = real_demo_tenant
-    rows = {q.name: run(driver, q.text, q.params)
-            for q in explore_queries(store.cypher, tenant, "xiaoming", focus="Django部署", concept="Django框架")}
+    rows = {
+        q.name: run(driver, q.text, q.params)
+        for q in explore_queries(store.cypher, tenant, "xiaoming", focus="Django部署", concept="Django框架")
+    }
     assert all(rows[name] for name in EXPECTED_QUERIES), [n for n in EXPECTED_QUERIES if not rows[n]]
 
     graph = rows["explore_user_graph"][0]

@@ -189,7 +189,7 @@ def test_open_vocab_english(open_ex: ConceptExtractor) -> None:
 @pytest.mark.parametrize(
     ("text", "surface", "skill"),
     [
-        # open_vocab.OPERATION_SKILLS: an arithmetic verb applied to numbers names a skill by its gerund.
+        # en.candidates.OPERATION_SKILLS: an arithmetic verb applied to numbers names a skill by its gerund.
         ("Round 345 to the nearest ten.", "Round", "rounding"),
         ("Can you subtract 9 from 15?", "subtract", "subtracting"),
         ("Let's divide the fractions.", "divide", "dividing"),
@@ -202,14 +202,19 @@ def test_arithmetic_operations_are_skills(open_ex: ConceptExtractor, text: str, 
     assert text[m.start : m.end] == surface  # provenance is the verb as written
 
 
-@pytest.mark.parametrize("text", ["Add a column to the table.", "I want to add Django to my project.", "A round table."])
+@pytest.mark.parametrize(
+    "text", ["Add a column to the table.", "I want to add Django to my project.", "A round table."]
+)
 def test_operation_verbs_without_numbers_are_not_skills(open_ex: ConceptExtractor, text: str) -> None:
     assert not {"adding", "rounding"} & {c.key for c in one(open_ex, text).concepts}
 
 
 def test_size_and_taste_adjectives_are_not_part_of_a_concept(open_ex: ConceptExtractor) -> None:
     keys = {c.key for c in one(open_ex, "I built small APIs with a light framework and my favorite editor.").concepts}
-    assert concept_key("APIs") in keys and not {concept_key(x) for x in ("small APIs", "light framework", "favorite editor")} & keys
+    assert (
+        concept_key("APIs") in keys
+        and not {concept_key(x) for x in ("small APIs", "light framework", "favorite editor")} & keys
+    )
 
 
 def test_open_vocab_resolves_to_catalog(ex: ConceptExtractor) -> None:
@@ -273,7 +278,10 @@ def test_cooccurrence_is_weak_related_to(ex: ConceptExtractor) -> None:
 
 def test_coordinated_targets_share_the_relation(ex: ConceptExtractor) -> None:
     r = one(ex, "Machine learning requires linear algebra and matrices.")
-    assert rels(r, R) == {("Machine Learning", "requires", "Linear Algebra"), ("Machine Learning", "requires", "Matrix")}
+    assert rels(r, R) == {
+        ("Machine Learning", "requires", "Linear Algebra"),
+        ("Machine Learning", "requires", "Matrix"),
+    }
 
 
 # --- stances ----------------------------------------------------------------------
@@ -338,7 +346,16 @@ def test_coordinated_stance(ex: ConceptExtractor) -> None:
 
 
 def test_hostile_inputs_do_not_crash(ex: ConceptExtractor) -> None:
-    texts = ["", "   ", "\n\t", "😀🎉", "Django\x00框架\x07", "\ud800 lone surrogate Django", "Django " * 200_000, "你好" * 10]
+    texts = [
+        "",
+        "   ",
+        "\n\t",
+        "😀🎉",
+        "Django\x00框架\x07",
+        "\ud800 lone surrogate Django",
+        "Django " * 200_000,
+        "你好" * 10,
+    ]
     out = ex.extract(texts, ["user"] * len(texts))
     assert len(out) == len(texts)
     for text, r in zip(texts, out):

@@ -6,9 +6,38 @@ import pytest
 
 from graphmem.extraction import ConceptExtractor
 
-NOISE = ["36", "ok", "idk", "4 m", "yes", "i dont know", "12", "?", "OK!", "Yes.", "no", "k", "lol", "hmm",
-         "thanks", "sorry", "I don't know", "0.8", "3/4", "x = 5", "2 cm", "soory", "ok thank you", "yes i am done",
-         "好的", "嗯嗯", "谢谢", "不知道", "?? ", "..."]
+NOISE = [
+    "36",
+    "ok",
+    "idk",
+    "4 m",
+    "yes",
+    "i dont know",
+    "12",
+    "?",
+    "OK!",
+    "Yes.",
+    "no",
+    "k",
+    "lol",
+    "hmm",
+    "thanks",
+    "sorry",
+    "I don't know",
+    "0.8",
+    "3/4",
+    "x = 5",
+    "2 cm",
+    "soory",
+    "ok thank you",
+    "yes i am done",
+    "好的",
+    "嗯嗯",
+    "谢谢",
+    "不知道",
+    "?? ",
+    "...",
+]
 
 
 @pytest.fixture(scope="module")

@@ -17,9 +17,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "eval"))
 
 import extraction_eval as ev  # noqa: E402
-from tests.requires import REQUIRE_SHARED_DATA, missing  # noqa: E402
 
 from graphmem.extraction import ConceptExtractor  # noqa: E402
+from tests.requires import REQUIRE_SHARED_DATA, missing  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
-"""Chinese names delimited by their sentence frame (zh_frames.py), not by jieba's cuts.
+"""Chinese names delimited by their sentence frame (zh/frames.py), not by jieba's cuts.
 
 Every sentence here was written for this test; the expected spans are read off
-the frame rules in graphmem/extraction/zh_frames.py by hand (the frame's verb or
+the frame rules in graphmem/extraction/zh/frames.py by hand (the frame's verb or
 cue on each side, the span between them, the filters on its first token).
 """
 

@@ -43,8 +43,7 @@ CALLS = 20
 
 def _turn(i: int) -> dict:
     text = f"{MIXED_TEXTS[i % len(MIXED_TEXTS)]} ({i})"
-    return {"turn_id": f"c{i}", "role": "user" if i % 4 else "assistant", "text": text,
-            "ts": FUTURE.format(1 + i % 9)}
+    return {"turn_id": f"c{i}", "role": "user" if i % 4 else "assistant", "text": text, "ts": FUTURE.format(1 + i % 9)}
 
 
 def call_body(i: int) -> dict:
@@ -104,8 +103,12 @@ def state(client: httpx.Client, store: Neo4jStore, uid: str) -> dict:
     graph = client.get(f"/v1/users/{uid}/graph").json()
     counts = store.counts(UserRef(TENANT, uid))
     turns = store.turns(UserRef(TENANT, uid))
-    return {"counts": counts, "turns": sorted(t["turn_id"] for t in turns),
-            "nodes": graph["nodes"], "edges": graph["edges"]}
+    return {
+        "counts": counts,
+        "turns": sorted(t["turn_id"] for t in turns),
+        "nodes": graph["nodes"],
+        "edges": graph["edges"],
+    }
 
 
 def assert_same_as_reference(got: dict, want: dict) -> None:
@@ -169,7 +172,7 @@ def test_neo4j_crash_mid_stream_loses_and_doubles_nothing(neo, api, dstore):
         assert_same_as_reference(state(c, dstore, uid), reference)
 
 
-def retry_converges(c, dstore, uid: str, ok: set[int], failed: list[int], reference, what: str) -> None:  # noqa: ANN001
+def retry_converges(c, dstore, uid: str, ok: set[int], failed: list[int], reference, what: str) -> None:
     """After a crash: every acknowledged call is durable; a failed call left nothing or (commit-then-crash
     window) all of its new turn, never half; retrying every call, as a client does, gives exactly the
     fault-free result."""

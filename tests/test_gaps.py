@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.pure_graphs import NOW, P, PART, REL, R, U, graph, node
-from tests.requires import REQUIRE_SHARED_DATA, missing
 
 from graphmem.gaps import GapConfig, find_gaps
 from graphmem.models import ConceptEdge, ConceptNode, RelationType, Stance, UserGraph
 from graphmem.ranking import RankingConfig, rank
+from tests.pure_graphs import NOW, PART, REL, P, R, U, graph, node
+from tests.requires import REQUIRE_SHARED_DATA, missing
 
 REF = RankingConfig(method="reference")
 
@@ -72,7 +72,12 @@ def test_assistant_only_or_old_mentions_are_not_shown() -> None:
 
 def test_confused_concepts_are_gaps() -> None:
     g = graph(
-        [node("t", 1), node("p", 3, stance=Stance.confused), node("root2", 2, stance=Stance.confused), node("elsewhere", 1, stance=Stance.confused)],
+        [
+            node("t", 1),
+            node("p", 3, stance=Stance.confused),
+            node("root2", 2, stance=Stance.confused),
+            node("elsewhere", 1, stance=Stance.confused),
+        ],
         [("p", P, "t")],
     )
     found = find_gaps(g, rank(g, REF), ["t", "root2"], GapConfig())
@@ -105,7 +110,9 @@ def test_cycles_do_not_hang_and_are_deterministic() -> None:
 def test_mutual_prerequisites_are_dependencies_both_ways() -> None:
     # a -prerequisite-> b and b -prerequisite-> a (a 2-cycle the data states): each is a
     # dependency of the other, whichever is the root and whichever name sorts first.
-    g = graph([node("a", 1), node("b", 1), node("x"), node("y")], [("x", P, "a"), ("a", P, "x"), ("y", P, "b"), ("b", P, "y")])
+    g = graph(
+        [node("a", 1), node("b", 1), node("x"), node("y")], [("x", P, "a"), ("a", P, "x"), ("y", P, "b"), ("b", P, "y")]
+    )
     assert gaps(g, ["a"]) == [("x", 1)]
     assert gaps(g, ["b"]) == [("y", 1)]
     # requires works the same way: t requires u and u requires t.
@@ -132,12 +139,14 @@ def test_ancestors_of_a_known_concept_beyond_the_subgraph_are_presumed_known() -
     with_catalog = graph(nodes, loaded, catalog_deps=deps)
     assert gaps(with_catalog, ["r"]) == []
     # Through a concept the graph did not even load (p3 missing): still presumed known.
-    without_p3 = graph([n for n in nodes if n.key != "p3"], [e for e in loaded if "p3" not in (e[0], e[2])],
-                       catalog_deps=deps)
+    without_p3 = graph(
+        [n for n in nodes if n.key != "p3"], [e for e in loaded if "p3" not in (e[0], e[2])], catalog_deps=deps
+    )
     assert gaps(without_p3, ["r"]) == []
     # A confused ancestor is never presumed known; a non-known root still blocks the walk.
-    confused = graph([*(n for n in nodes if n.key != "p4"), node("p4", stance=Stance.confused)], loaded,
-                     catalog_deps=deps)
+    confused = graph(
+        [*(n for n in nodes if n.key != "p4"), node("p4", stance=Stance.confused)], loaded, catalog_deps=deps
+    )
     assert [k for k, _ in gaps(confused, ["r"])] == ["p4"]
     assert gaps(with_catalog, ["r", "p2"]) == [("p4", 1)]
 
@@ -145,8 +154,10 @@ def test_ancestors_of_a_known_concept_beyond_the_subgraph_are_presumed_known() -
 def test_a_known_root_presumes_its_dependencies_known() -> None:
     # "I have used NumPy for two years" (knows) and NumPy is a core topic (a root): its
     # prerequisite is no gap. Another root's own prerequisites still are.
-    g = graph([node("numpy", 2, stance=Stance.knows), node("ml", 1), node("python"), node("prob")],
-              [("python", P, "numpy"), ("numpy", P, "ml"), ("prob", P, "ml")])
+    g = graph(
+        [node("numpy", 2, stance=Stance.knows), node("ml", 1), node("python"), node("prob")],
+        [("python", P, "numpy"), ("numpy", P, "ml"), ("prob", P, "ml")],
+    )
     assert gaps(g, ["numpy", "ml"]) == [("prob", 1)]
     # python is a prerequisite of ml too: known through numpy, so still no gap.
     g2 = graph(list(g.concepts.values()), [("python", P, "numpy"), ("python", P, "ml"), ("prob", P, "ml")])
@@ -164,6 +175,7 @@ def test_unknown_roots_are_ignored() -> None:
 # Metacademy: "prerequisites" lists what must be learned BEFORE a concept,
 # so each entry gives the edge prereq_tag -prerequisite-> concept_tag.
 # ---------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def metacademy(shared_data: Path) -> dict[str, list[str]]:
@@ -229,9 +241,13 @@ def test_presumed_known_membership_matches_the_full_walk_for_any_roots() -> None
     known / confused concepts and roots, both give the same answer for every concept."""
     import random
 
-    from graphmem.gaps import _cached_dependency_map, _presumed_known, _PresumedKnown, _stance_keys
-
-    from graphmem.gaps import catalog_dependency_map
+    from graphmem.gaps import (
+        _cached_dependency_map,
+        _presumed_known,
+        _PresumedKnown,
+        _stance_keys,
+        catalog_dependency_map,
+    )
 
     rnd = random.Random(7)
     for case in range(300):
@@ -248,8 +264,10 @@ def test_presumed_known_membership_matches_the_full_walk_for_any_roots() -> None
             # only some of them (the 2-hop view), as the store builds it.
             outside = [f"x{i}" for i in range(rnd.randint(0, 6))]
             everything = keys + outside
-            catalog = [(rnd.choice(everything), rnd.choice([P, R, U]), rnd.choice(everything))
-                       for _ in range(rnd.randint(0, 3 * n))]
+            catalog = [
+                (rnd.choice(everything), rnd.choice([P, R, U]), rnd.choice(everything))
+                for _ in range(rnd.randint(0, 3 * n))
+            ]
             catalog = [e for e in catalog if e[0] != e[2]]
             catalog_deps = catalog_dependency_map(ConceptEdge(a, b, t) for a, t, b in catalog)
             edges += [e for e in catalog if e[0] in keys and e[2] in keys and rnd.random() < 0.5]

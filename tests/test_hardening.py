@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
 
 import httpx
@@ -27,8 +27,10 @@ REFERENCE = ["我想学Python基础", "我对Django框架很感兴趣"]
 @pytest.fixture(scope="module")
 def a(api, api_tenants):
     with api.client(api_tenants.key_a, timeout=30) as client:
-        assert client.put("/v1/catalog", content=CATALOG_YAML,
-                          headers={"content-type": "application/yaml"}).status_code == 200
+        assert (
+            client.put("/v1/catalog", content=CATALOG_YAML, headers={"content-type": "application/yaml"}).status_code
+            == 200
+        )
         yield client
 
 
@@ -42,8 +44,10 @@ def assert_error(resp: httpx.Response, status: int, code: str) -> dict:
 
 
 def turns(*texts: str, prefix: str = "t") -> list[dict]:
-    return [{"turn_id": f"{prefix}{i}", "role": "user", "text": t, "ts": f"2026-11-2{i % 10}T10:00:00Z"}
-            for i, t in enumerate(texts)]
+    return [
+        {"turn_id": f"{prefix}{i}", "role": "user", "text": t, "ts": f"2026-11-2{i % 10}T10:00:00Z"}
+        for i, t in enumerate(texts)
+    ]
 
 
 def ingest(client: httpx.Client, uid: str, body: dict) -> httpx.Response:
@@ -82,8 +86,15 @@ def test_yaml_aliases_are_refused_quickly_and_the_api_stays_responsive(a):
     assert "alias" in err["message"].lower()
     assert "healthz" in results  # answered (no timing asserted; see the report for numbers)
     # A merge key is an alias too; a plain anchor without alias is harmless and accepted.
-    assert_error(a.put("/v1/catalog", content=b"base: &b {type: tool}\nconcepts:\n  - {<<: *b, name: X}\n",
-                       headers={"content-type": "application/yaml"}), 422, "INVALID_CATALOG")
+    assert_error(
+        a.put(
+            "/v1/catalog",
+            content=b"base: &b {type: tool}\nconcepts:\n  - {<<: *b, name: X}\n",
+            headers={"content-type": "application/yaml"},
+        ),
+        422,
+        "INVALID_CATALOG",
+    )
     assert any(c["name"] == "Django框架" for c in a.get("/v1/catalog").json()["catalog"]["concepts"])
 
 
@@ -98,8 +109,22 @@ def test_user_ids_that_are_not_valid_utf8_are_refused(a, raw):
     assert_error(a.delete(f"/v1/users/{raw}"), 422, "INVALID_USER_ID")
 
 
-@pytest.mark.parametrize("bad", ["{}carol\u200b", "\u202e{}carol", "{}car\u2066ol", "{}carol\ufeff", "{}caro\u00adl",
-                                 "{}Rene\u0301", " {}carol", "{}carol ", "{}carol\u2028", "..", "."])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "{}carol\u200b",
+        "\u202e{}carol",
+        "{}car\u2066ol",
+        "{}carol\ufeff",
+        "{}caro\u00adl",
+        "{}Rene\u0301",
+        " {}carol",
+        "{}carol ",
+        "{}carol\u2028",
+        "..",
+        ".",
+    ],
+)
 def test_invisible_bidi_unnormalised_or_padded_user_ids_are_refused(a, user_id, bad):
     # Dots percent-encoded, so that the client does not resolve them as path segments.
     uid = quote(bad.format(user_id), safe="") if bad not in ("..", ".") else bad.replace(".", "%2E")
@@ -118,13 +143,16 @@ def test_distinct_ids_stay_distinct_users_and_case_matters(a, user_id):
     assert_error(a.get(f"/v1/users/{user_id}-carol/graph"), 404, "USER_NOT_FOUND")
 
 
-@pytest.mark.parametrize("field,value,code", [
-    ("session_id", "s\u200b1", "INVALID_SESSION_ID"),
-    ("session_id", "s\u202e1", "INVALID_SESSION_ID"),
-    ("session_id", "Se\u0301ance", "INVALID_SESSION_ID"),
-    ("turn_id", "t\u2067x", "INVALID_TURN_ID"),
-    ("turn_id", "t\u200d1", "INVALID_TURN_ID"),
-])
+@pytest.mark.parametrize(
+    "field,value,code",
+    [
+        ("session_id", "s\u200b1", "INVALID_SESSION_ID"),
+        ("session_id", "s\u202e1", "INVALID_SESSION_ID"),
+        ("session_id", "Se\u0301ance", "INVALID_SESSION_ID"),
+        ("turn_id", "t\u2067x", "INVALID_TURN_ID"),
+        ("turn_id", "t\u200d1", "INVALID_TURN_ID"),
+    ],
+)
 def test_session_and_turn_ids_follow_the_same_policy(a, user_id, field, value, code):
     body = {"session_id": "s1", "turns": turns("I want to learn Django")}
     if field == "session_id":
@@ -160,13 +188,16 @@ def _chunks(total: int, prefix: bytes = b'{"session_id": "s1", "turns": [{"role"
         sent += 65536
 
 
-@pytest.mark.parametrize("method,path,ctype", [
-    ("POST", "/v1/users/{uid}/turns", "application/json"),
-    ("POST", "/v1/users/{uid}/context", "application/json"),
-    ("PUT", "/v1/catalog", "application/json"),
-    ("PUT", "/v1/catalog", "application/yaml"),
-    ("PUT", "/v1/catalog", "multipart/form-data; boundary=xyz"),
-])
+@pytest.mark.parametrize(
+    "method,path,ctype",
+    [
+        ("POST", "/v1/users/{uid}/turns", "application/json"),
+        ("POST", "/v1/users/{uid}/context", "application/json"),
+        ("PUT", "/v1/catalog", "application/json"),
+        ("PUT", "/v1/catalog", "application/yaml"),
+        ("PUT", "/v1/catalog", "multipart/form-data; boundary=xyz"),
+    ],
+)
 def test_oversized_bodies_get_413_chunked_or_not(a, user_id, method, path, ctype):
     url = path.format(uid=user_id)
     chunked = a.request(method, url, content=_chunks(6_000_000), headers={"content-type": ctype})
@@ -191,8 +222,11 @@ def test_catalog_names_that_are_path_segments_are_refused(a, name):
 def test_forget_by_query_and_no_redirects(a, user_id):
     assert ingest(a, user_id, {"session_id": "s1", "turns": turns(*REFERENCE)}).status_code == 200
     # A trailing slash is not redirected (a redirect of a DELETE lands on another resource).
-    for method, path in (("DELETE", f"/v1/users/{user_id}/"), ("POST", f"/v1/users/{user_id}/turns/"),
-                         ("GET", f"/v1/users/{user_id}/graph/")):
+    for method, path in (
+        ("DELETE", f"/v1/users/{user_id}/"),
+        ("POST", f"/v1/users/{user_id}/turns/"),
+        ("GET", f"/v1/users/{user_id}/graph/"),
+    ):
         resp = a.request(method, path)
         assert resp.status_code in (404, 405) and "location" not in resp.headers, resp.headers
         assert resp.json()["error"]["code"] in ("NOT_FOUND", "METHOD_NOT_ALLOWED")
@@ -202,8 +236,9 @@ def test_forget_by_query_and_no_redirects(a, user_id):
     assert r.status_code == 200 and r.json()["concept"] == "django框架", r.text
     r = a.delete(f"/v1/users/{user_id}/concepts", params={"name": "CI/CD流程"})  # a gap of Django部署
     assert r.status_code == 200 and r.json()["concept"] == "ci/cd流程", r.text
-    assert_error(a.delete(f"/v1/users/{user_id}/concepts", params={"name": "Quantum chromodynamics"}), 404,
-                 "CONCEPT_NOT_FOUND")
+    assert_error(
+        a.delete(f"/v1/users/{user_id}/concepts", params={"name": "Quantum chromodynamics"}), 404, "CONCEPT_NOT_FOUND"
+    )
     assert_error(a.delete(f"/v1/users/{user_id}/concepts"), 422, "INVALID_INPUT")
 
 
@@ -212,13 +247,30 @@ def test_forget_by_query_and_no_redirects(a, user_id):
 
 def test_far_future_timestamps_are_refused_and_store_nothing(a, user_id, settings):
     # The test session allows FUTURE (2031, see conftest); the default allowance is 300 s.
-    far = (datetime.now(timezone.utc) + timedelta(seconds=settings.max_clock_skew_s + 86_400)).isoformat()
+    far = (datetime.now(UTC) + timedelta(seconds=settings.max_clock_skew_s + 86_400)).isoformat()
     for ts in ("9999-12-31T23:59:59Z", far):
-        body = {"session_id": "s1", "turns": [*turns("I want to learn Django"),
-                                              {"turn_id": "late", "role": "user", "text": "React", "ts": ts}]}
+        body = {
+            "session_id": "s1",
+            "turns": [*turns("I want to learn Django"), {"turn_id": "late", "role": "user", "text": "React", "ts": ts}],
+        }
         err = assert_error(ingest(a, user_id, body), 422, "TS_IN_FUTURE")
         assert "turns[1]" in err["message"]
     assert_error(a.get(f"/v1/users/{user_id}/graph"), 404, "USER_NOT_FOUND")
+
+
+def test_utc_offsets_neo4j_cannot_store_are_refused_and_store_nothing(a, user_id):
+    # Found by schemathesis: "-20:27" parses in Python (offsets up to ±23:59) but Neo4j stores only ±18:00,
+    # so the write failed as a 500 STORE_ERROR. Real zones span -12:00..+14:00.
+    for ts in ("2026-11-20T10:00:00-20:27", "2026-11-20T10:00:00+18:01"):
+        body = {"session_id": "s1", "turns": [{"turn_id": "odd", "role": "user", "text": "React", "ts": ts}]}
+        err = assert_error(ingest(a, user_id, body), 422, "INVALID_INPUT")
+        assert "18:00" in err["message"], err
+    assert_error(a.get(f"/v1/users/{user_id}/graph"), 404, "USER_NOT_FOUND")
+    body = {
+        "session_id": "s1",
+        "turns": [{"turn_id": "ok", "role": "user", "text": "React", "ts": "2026-11-20T10:00:00-12:00"}],
+    }
+    assert ingest(a, user_id, body).status_code == 200
 
 
 def test_default_clock_skew_is_five_minutes(store):
@@ -226,11 +278,11 @@ def test_default_clock_skew_is_five_minutes(store):
 
     mem = GraphMemory(Settings(max_clock_skew_s=300), store=store)
     assert Settings.model_fields["max_clock_skew_s"].default == 300
-    soon = datetime.now(timezone.utc) + timedelta(minutes=10)
+    soon = datetime.now(UTC) + timedelta(minutes=10)
     with pytest.raises(InvalidInput) as exc:
         mem.ingest("skew-test", "u1", "s1", [TurnIn(turn_id="t1", text="Django", ts=soon)])
     assert exc.value.code == "TS_IN_FUTURE" and "300" in exc.value.message
-    naive = (datetime.now(timezone.utc) + timedelta(minutes=10)).replace(tzinfo=None)  # naive = UTC
+    naive = (datetime.now(UTC) + timedelta(minutes=10)).replace(tzinfo=None)  # naive = UTC
     with pytest.raises(InvalidInput):
         mem.ingest("skew-test", "u1", "s1", [TurnIn(turn_id="t1", text="Django", ts=naive)])
 
@@ -242,13 +294,17 @@ def test_budget_below_the_frame_is_422_naming_the_minimum(a, user_id):
     counter = TokenCounter(Settings().token_encoding)
     assert ingest(a, user_id, {"session_id": "s1", "turns": turns(*REFERENCE)}).status_code == 200
     for fmt in ("xml", "markdown", "json"):
-        err = assert_error(a.get(f"/v1/users/{user_id}/context", params={"max_tokens": 5, "format": fmt}),
-                           422, "BUDGET_TOO_SMALL")
+        err = assert_error(
+            a.get(f"/v1/users/{user_id}/context", params={"max_tokens": 5, "format": fmt}), 422, "BUDGET_TOO_SMALL"
+        )
         minimum = int(err["message"].split("at least ")[1].split()[0])
         ok = a.get(f"/v1/users/{user_id}/context", params={"max_tokens": minimum, "format": fmt}).json()
         assert ok["tokens"] <= minimum and counter.count(ok["block"]) == ok["tokens"]
-        assert_error(a.get(f"/v1/users/{user_id}/context", params={"max_tokens": minimum - 1, "format": fmt}),
-                     422, "BUDGET_TOO_SMALL")
+        assert_error(
+            a.get(f"/v1/users/{user_id}/context", params={"max_tokens": minimum - 1, "format": fmt}),
+            422,
+            "BUDGET_TOO_SMALL",
+        )
 
 
 def test_a_long_tag_cannot_push_the_block_over_budget(a, user_id):
@@ -279,9 +335,17 @@ def test_forget_removes_the_concept_from_the_summary(a, user_id, store, api_tena
     assert a.delete(f"/v1/users/{user_id}/concepts", params={"name": "SQL基础"}).status_code == 200
     after = a.get(f"/v1/users/{user_id}/graph").json()["summary"]
     assert "SQL基础" not in after["items"] and after["count"] == before["count"] - 1
-    folds = store._read(lambda tx: tx.run(
-        "MATCH (s:Summary {tenant: $t, user_id: $u})-[:FOLDS]->(i) RETURN count(i) AS n, collect(i.key) AS keys",
-        t=api_tenants.tenant_a, u=user_id).single().data())
+    folds = store._read(
+        lambda tx: (
+            tx.run(
+                "MATCH (s:Summary {tenant: $t, user_id: $u})-[:FOLDS]->(i) RETURN count(i) AS n, collect(i.key) AS keys",
+                t=api_tenants.tenant_a,
+                u=user_id,
+            )
+            .single()
+            .data()
+        )
+    )
     assert folds["n"] == after["count"] and "sql基础" not in folds["keys"]
     assert store.summary(UserRef(api_tenants.tenant_a, user_id))["count"] == after["count"]
 
@@ -309,8 +373,13 @@ def test_turn_id_reuse_with_other_content_is_a_409_and_stores_nothing(a, user_id
 
 
 def test_a_batch_holding_one_turn_id_twice_is_422(a, user_id):
-    body = {"session_id": "s1", "turns": [{"turn_id": "t1", "role": "user", "text": "Django"},
-                                          {"turn_id": "t1", "role": "user", "text": "Django"}]}
+    body = {
+        "session_id": "s1",
+        "turns": [
+            {"turn_id": "t1", "role": "user", "text": "Django"},
+            {"turn_id": "t1", "role": "user", "text": "Django"},
+        ],
+    }
     err = assert_error(ingest(a, user_id, body), 422, "DUPLICATE_TURN_ID")
     assert "t1" in err["message"]
     assert_error(a.get(f"/v1/users/{user_id}/graph"), 404, "USER_NOT_FOUND")
@@ -326,10 +395,10 @@ def test_a_batch_holding_one_turn_id_twice_is_422(a, user_id):
 def test_json_endpoints_answer_415_for_other_content_types(a, user_id):
     body = json.dumps({"session_id": "s1", "turns": turns("I want to learn Django")}).encode()
     for headers in ({"content-type": "text/plain"}, {"content-type": "application/x-www-form-urlencoded"}, {}):
-        assert_error(a.post(f"/v1/users/{user_id}/turns", content=body, headers=headers), 415,
-                     "UNSUPPORTED_MEDIA_TYPE")
-        assert_error(a.post(f"/v1/users/{user_id}/context", content=b"{}", headers=headers), 415,
-                     "UNSUPPORTED_MEDIA_TYPE")
+        assert_error(a.post(f"/v1/users/{user_id}/turns", content=body, headers=headers), 415, "UNSUPPORTED_MEDIA_TYPE")
+        assert_error(
+            a.post(f"/v1/users/{user_id}/context", content=b"{}", headers=headers), 415, "UNSUPPORTED_MEDIA_TYPE"
+        )
     assert_error(a.get(f"/v1/users/{user_id}/graph"), 404, "USER_NOT_FOUND")
     ok = a.post(f"/v1/users/{user_id}/turns", content=body, headers={"content-type": "application/json; charset=utf-8"})
     assert ok.status_code == 200, ok.text
@@ -337,8 +406,13 @@ def test_json_endpoints_answer_415_for_other_content_types(a, user_id):
 
 def test_integers_and_booleans_are_strict(a, user_id):
     assert ingest(a, user_id, {"session_id": "s1", "turns": turns(*REFERENCE)}).status_code == 200
-    for bad in ({"max_tokens": True}, {"max_tokens": "100"}, {"max_tokens": 100.5}, {"evidence": "true"},
-                {"evidence": 1}):
+    for bad in (
+        {"max_tokens": True},
+        {"max_tokens": "100"},
+        {"max_tokens": 100.5},
+        {"evidence": "true"},
+        {"evidence": 1},
+    ):
         assert_error(a.post(f"/v1/users/{user_id}/context", json=bad), 422, "INVALID_INPUT")
     assert a.post(f"/v1/users/{user_id}/context", json={"max_tokens": 100, "evidence": True}).status_code == 200
     assert a.get(f"/v1/users/{user_id}/context", params={"max_tokens": "100"}).status_code == 200  # query text
@@ -389,7 +463,7 @@ def dead_store_api(settings):
     from tests.http_server import free_port
 
     dead = settings.model_copy(update={"neo4j_uri": f"bolt://127.0.0.1:{free_port()}", "api_keys": ""})
-    from api.app import create_app
+    from graphmem.api.app import create_app
 
     mem = GraphMemory(dead)
     app = create_app(dead, memory=mem)
@@ -451,6 +525,7 @@ def test_requests_the_http_parser_refuses_are_answered_in_the_error_shape(api, a
         assert status == 400 and b"content-type: application/json" in head, (what, head, body)
         assert json.loads(body)["error"]["code"] == "BAD_HTTP_REQUEST", what
     # Below the parser's limit, the application's own bound answers (414 in the error shape).
-    status, head, body = _raw_http(api.base_url, b"GET /v1/catalog?x=" + b"a" * 30_000 +
-                                   b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    status, head, body = _raw_http(
+        api.base_url, b"GET /v1/catalog?x=" + b"a" * 30_000 + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
     assert status == 414 and json.loads(body)["error"]["code"] == "URI_TOO_LONG"

@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from graphmem.cypher import load_library
+from graphmem.errors import InvalidInput
 from graphmem.settings import PROJECT_ROOT
 from graphmem.store import Neo4jStore, UserRef
 from tests.reliability import FUTURE, keys_spec, run_id
@@ -46,14 +47,25 @@ A_AFTER = [
     "Kubernetes is part of Docker. Compose is related to Nginx.",
     "我已经学过Django框架和React了",
 ]
-FOCUSES = [None, "How do I deploy Django?", "Tell me about Redux", "kubernetes", "KUBERNETES and redux toolkit",
-           "Linux server administration", "Compose"]
+FOCUSES = [
+    None,
+    "How do I deploy Django?",
+    "Tell me about Redux",
+    "kubernetes",
+    "KUBERNETES and redux toolkit",
+    "Linux server administration",
+    "Compose",
+]
 
 
 def body(texts: list[str], prefix: str, session: str = "s1") -> dict:
-    return {"session_id": session,
-            "turns": [{"turn_id": f"{prefix}{i}", "role": "user", "text": t, "ts": FUTURE.format(i + 1)}
-                      for i, t in enumerate(texts)]}
+    return {
+        "session_id": session,
+        "turns": [
+            {"turn_id": f"{prefix}{i}", "role": "user", "text": t, "ts": FUTURE.format(i + 1)}
+            for i, t in enumerate(texts)
+        ],
+    }
 
 
 @pytest.fixture(scope="module")
@@ -104,8 +116,11 @@ def assert_same(got: dict, want: dict) -> None:
 
 def _diff(got: object, want: object, path: str = "") -> str:
     if isinstance(got, dict) and isinstance(want, dict):
-        return "".join(_diff(got.get(k), want.get(k), f"{path}.{k}") for k in sorted(set(got) | set(want), key=str)
-                       if got.get(k) != want.get(k))
+        return "".join(
+            _diff(got.get(k), want.get(k), f"{path}.{k}")
+            for k in sorted(set(got) | set(want), key=str)
+            if got.get(k) != want.get(k)
+        )
     if isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
         return "".join(_diff(g, w, f"{path}[{i}]") for i, (g, w) in enumerate(zip(got, want)) if g != w)
     return f"  {path}: {got!r} != {want!r} (expected)\n"
@@ -141,7 +156,9 @@ def test_user_b_is_unaffected_by_user_a_same_tenant_and_across_tenants(iso):
     assert_same(snapshot(shared, b), reference)  # same tenant
 
     # A's relation about B's concepts exists for A, and is not an edge of B's graph.
-    a_edges = {(e["source"], e["type"], e["target"], e["scope"]) for e in ok(shared.get(f"/v1/users/{a}/graph"))["edges"]}
+    a_edges = {
+        (e["source"], e["type"], e["target"], e["scope"]) for e in ok(shared.get(f"/v1/users/{a}/graph"))["edges"]
+    }
     assert ("django框架", "requires", "linux服务器管理", "user") in a_edges
     b_edges = {(e["source"], e["type"], e["target"]) for e in reference["graph"]["edges"]}
     assert ("django框架", "requires", "linux服务器管理") not in b_edges
@@ -225,8 +242,11 @@ def _unbound_user_nodes(name: str) -> list[str]:
         var, label, props = match.groups()
         if not props:
             # Allowed only for a node CREATEd here whose key is set right after.
-            if not (f"CREATE ({var}:{label})" in text and f"{var}.tenant = $tenant" in text
-                    and f"{var}.user_id = $user_id" in text):
+            if not (
+                f"CREATE ({var}:{label})" in text
+                and f"{var}.tenant = $tenant" in text
+                and f"{var}.user_id = $user_id" in text
+            ):
                 problems.append(match.group(0))
             continue
         user_key = "id: $user_id" if label == "User" else "user_id: $user_id"
@@ -248,9 +268,10 @@ def test_every_user_statement_is_bound_to_tenant_and_user():
         # Relations extracted from conversation are only read or changed through their owner.
         for line in text.splitlines():
             if re.search(r"\)-\[r(:[A-Z_|]+)?\]-", line):
-                window = text[text.index(line):text.index(line) + len(line) + 200]
-                assert "$owner" in window or "owner: 'catalog'" in window, \
+                window = text[text.index(line) : text.index(line) + len(line) + 200]
+                assert "$owner" in window or "owner: 'catalog'" in window, (
                     f"{name}: relation pattern without an owner filter: {line.strip()}"
+                )
     # Every per-user node, in every statement the service runs, is pinned to a tenant and a user.
     assert len(RUN_BY_STORE) >= 30
     for name in RUN_BY_STORE:
@@ -260,8 +281,14 @@ def test_every_user_statement_is_bound_to_tenant_and_user():
 
 
 def _statement_names(node: ast.AST) -> set[str]:
-    return {n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)
-            and n.value in RUN_BY_STORE and NODE.search(LIBRARY.statement(n.value).text)}
+    return {
+        n.value
+        for n in ast.walk(node)
+        if isinstance(n, ast.Constant)
+        and isinstance(n.value, str)
+        and n.value in RUN_BY_STORE
+        and NODE.search(LIBRARY.statement(n.value).text)
+    }
 
 
 def test_store_methods_that_read_user_data_require_a_user_ref():
@@ -274,24 +301,30 @@ def test_store_methods_that_read_user_data_require_a_user_ref():
             continue
         checked += 1
         args = {a.arg: ast.unparse(a.annotation) if a.annotation else "" for a in fn.args.args + fn.args.kwonlyargs}
-        assert any(ann.startswith("UserRef") for ann in args.values()), \
+        assert any(ann.startswith("UserRef") for ann in args.values()), (
             f"Neo4jStore.{fn.name} runs {sorted(names)} without a UserRef"
+        )
         # Parameters come from the UserRef (tenant, user_id, owner), directly or through a local.
-        from_user = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and "user.params" in ast.unparse(n.value)
-                     for t in n.targets if isinstance(t, ast.Name)}
+        from_user = {
+            t.id
+            for n in ast.walk(fn)
+            if isinstance(n, ast.Assign) and "user.params" in ast.unparse(n.value)
+            for t in n.targets
+            if isinstance(t, ast.Name)
+        }
         for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
             named = [a.value for a in call.args if isinstance(a, ast.Constant) and a.value in names]
             if not named:
                 continue
             star = [ast.unparse(k.value) for k in call.keywords if k.arg is None]
             explicit = {k.arg: ast.unparse(k.value) for k in call.keywords if k.arg}
-            assert (star and ("user.params" in star[0] or star[0] in from_user)) or \
-                explicit.get("user_id", "").startswith("user."), \
-                f"Neo4jStore.{fn.name}: {ast.unparse(call)} does not take its user from the UserRef"
+            assert (star and ("user.params" in star[0] or star[0] in from_user)) or explicit.get(
+                "user_id", ""
+            ).startswith("user."), f"Neo4jStore.{fn.name}: {ast.unparse(call)} does not take its user from the UserRef"
     assert checked >= 15
     # And a UserRef cannot exist without both ids.
     for tenant, user in (("", "u"), ("t", ""), ("t", "  "), (None, "u")):
-        with pytest.raises(Exception):
+        with pytest.raises(InvalidInput):
             UserRef(tenant, user)  # type: ignore[arg-type]
 
 
@@ -300,9 +333,20 @@ def test_user_statements_with_a_null_user_match_nobody(store, tenant):
     from tests.test_store import reference_turns
 
     store.write_ingest(UserRef(tenant, "someone"), "s1", reference_turns())
-    params = {"tenant": tenant, "user_id": None, "owner": None, "key": "python基础", "keys": ["python基础"],
-              "turn_ids": ["t1", "t2"], "limit": 100, "query": "python*", "session_id": "s1",
-              "before": "2100-01-01T00:00:00+00:00", "attempt_ids": ["a1"], "as_of": "2100-01-01T00:00:00+00:00"}
+    params = {
+        "tenant": tenant,
+        "user_id": None,
+        "owner": None,
+        "key": "python基础",
+        "keys": ["python基础"],
+        "turn_ids": ["t1", "t2"],
+        "limit": 100,
+        "query": "python*",
+        "session_id": "s1",
+        "before": "2100-01-01T00:00:00+00:00",
+        "attempt_ids": ["a1"],
+        "as_of": "2100-01-01T00:00:00+00:00",
+    }
     checked = 0
     for name in RUN_BY_STORE:
         text = LIBRARY.statement(name).text

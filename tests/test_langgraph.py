@@ -27,7 +27,10 @@ CATALOG_YAML = (PROJECT_ROOT / "demo" / "catalog.yaml").read_bytes()
 @pytest.fixture(scope="module")
 def catalog_loaded(api, api_tenants) -> None:
     with api.client(api_tenants.key_a) as raw:
-        assert raw.put("/v1/catalog", content=CATALOG_YAML, headers={"content-type": "application/yaml"}).status_code == 200
+        assert (
+            raw.put("/v1/catalog", content=CATALOG_YAML, headers={"content-type": "application/yaml"}).status_code
+            == 200
+        )
 
 
 class PromptRecorder(BaseCallbackHandler):
@@ -65,22 +68,27 @@ def stored(store, tenant: str, user_id: str) -> list[tuple[str, str, str]]:
 def test_readme_example_runs(api, api_tenants, catalog_loaded, store, user_id, capsys):
     code = localised(readme_block("tests/test_langgraph.py"), api.base_url, api_tenants.key_a, user_id)
     namespace: dict = {}
-    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - the README's own example
+    exec(compile(code, "README.md", "exec"), namespace)
     out = namespace["out"]
     printed = capsys.readouterr().out
     assert printed.startswith('<user_knowledge_context scope="learning">')
     assert "Django部署" in out["memory_block"] and "Python基础" in out["memory_block"]
     assert [m.type for m in out["messages"]] == ["human", "ai"]
     turns = stored(store, api_tenants.tenant_a, user_id)
-    assert {(r, t) for _, r, t in turns} == {("user", "我已经学过Python基础了，我想学怎么部署Django"),
-                                             ("assistant", "Deploying Django needs Linux and Nginx first.")}
+    assert {(r, t) for _, r, t in turns} == {
+        ("user", "我已经学过Python基础了，我想学怎么部署Django"),
+        ("assistant", "Deploying Django needs Linux and Nginx first."),
+    }
     assert {i for i, _, _ in turns} == {m.id for m in out["messages"]}  # message ids are the turn ids
 
 
 def test_block_reaches_the_model_and_turns_are_stored_once(api, api_tenants, catalog_loaded, store, user_id):
     recorder = PromptRecorder()
-    llm = GenericFakeChatModel(messages=iter([AIMessage("Start with views and models."),
-                                              AIMessage("Use Nginx and gunicorn on a Linux server.")]))
+    llm = GenericFakeChatModel(
+        messages=iter(
+            [AIMessage("Start with views and models."), AIMessage("Use Nginx and gunicorn on a Linux server.")]
+        )
+    )
     with GraphMemClient(api.base_url, api_key=api_tenants.key_a) as client:
         app = tutor_graph(GraphMemMemory(client), llm, recorder, use_async=False)
         config = {"configurable": {"user_id": user_id, "thread_id": "week2"}}
@@ -110,8 +118,10 @@ def test_async_graph(api, api_tenants, catalog_loaded, store, user_id):
     async def main() -> dict:
         async with AsyncGraphMemClient(api.base_url, api_key=api_tenants.key_a) as aclient:
             app = tutor_graph(GraphMemMemory(aclient=aclient), llm, recorder, use_async=True)
-            return await app.ainvoke({"messages": [HumanMessage("我对Django框架很感兴趣")]},
-                                     {"configurable": {"user_id": user_id, "thread_id": "t1"}})
+            return await app.ainvoke(
+                {"messages": [HumanMessage("我对Django框架很感兴趣")]},
+                {"configurable": {"user_id": user_id, "thread_id": "t1"}},
+            )
 
     out = asyncio.run(main())
     assert "Django框架" in out["memory_block"] and "Django框架" in recorder.prompts[0][0].content
@@ -131,10 +141,13 @@ def test_create_react_agent_hooks(api, api_tenants, catalog_loaded, store, user_
         memory = GraphMemMemory(client)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            agent = create_react_agent(llm, tools=[], pre_model_hook=memory.pre_model_hook,
-                                       post_model_hook=memory.post_model_hook)
-        out = agent.invoke({"messages": [HumanMessage("I want to learn Django")]},
-                           {"configurable": {"user_id": user_id, "thread_id": "r1"}})
+            agent = create_react_agent(
+                llm, tools=[], pre_model_hook=memory.pre_model_hook, post_model_hook=memory.post_model_hook
+            )
+        out = agent.invoke(
+            {"messages": [HumanMessage("I want to learn Django")]},
+            {"configurable": {"user_id": user_id, "thread_id": "r1"}},
+        )
     # An English-writing learner sees the catalog's English name (names follow the user's language).
     block = recorder.prompts[0][0]
     assert isinstance(block, SystemMessage) and "[Django]" in block.content and "Django框架" not in block.content
@@ -144,8 +157,9 @@ def test_create_react_agent_hooks(api, api_tenants, catalog_loaded, store, user_
 
 def test_missing_user_is_a_clear_error(api, api_tenants):
     with GraphMemClient(api.base_url, api_key=api_tenants.key_a) as client:
-        app = tutor_graph(GraphMemMemory(client), GenericFakeChatModel(messages=iter([])), PromptRecorder(),
-                          use_async=False)
+        app = tutor_graph(
+            GraphMemMemory(client), GenericFakeChatModel(messages=iter([])), PromptRecorder(), use_async=False
+        )
         with pytest.raises(ValueError, match="configurable"):
             app.invoke({"messages": [HumanMessage("hi")]}, {"configurable": {"thread_id": "x"}})
 

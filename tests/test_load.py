@@ -38,8 +38,14 @@ def test_twenty_users_three_rounds_zero_errors_stable_memory(settings, store, tm
     proc = psutil.Process(api.pid)
     try:
         with api.client(key) as c:
-            assert c.put("/v1/catalog", content=(PROJECT_ROOT / "demo" / "catalog.yaml").read_bytes(),
-                         headers={"content-type": "application/yaml"}).status_code == 200
+            assert (
+                c.put(
+                    "/v1/catalog",
+                    content=(PROJECT_ROOT / "demo" / "catalog.yaml").read_bytes(),
+                    headers={"content-type": "application/yaml"},
+                ).status_code
+                == 200
+            )
 
         stop = threading.Event()
         latencies: list[tuple[str, float]] = []
@@ -57,11 +63,32 @@ def test_twenty_users_three_rounds_zero_errors_stable_memory(settings, store, tm
                         counter[0] += 1
                         seq = counter[0]
                     text = MIXED_TEXTS[(u + n) % len(MIXED_TEXTS)]
-                    calls = [("ingest", lambda: c.post(f"/v1/users/{uid}/turns", json={
-                        "session_id": f"s{n // 10}",
-                        "turns": [{"turn_id": f"t{seq}", "role": "user", "text": text, "ts": FUTURE.format(1 + n % 9)}]})),
-                             ("context", lambda: c.get(f"/v1/users/{uid}/context", params={
-                                 k: v for k, v in {"focus": FOCUSES[n % len(FOCUSES)]}.items() if v}))]
+                    calls = [
+                        (
+                            "ingest",
+                            lambda: c.post(
+                                f"/v1/users/{uid}/turns",
+                                json={
+                                    "session_id": f"s{n // 10}",
+                                    "turns": [
+                                        {
+                                            "turn_id": f"t{seq}",
+                                            "role": "user",
+                                            "text": text,
+                                            "ts": FUTURE.format(1 + n % 9),
+                                        }
+                                    ],
+                                },
+                            ),
+                        ),
+                        (
+                            "context",
+                            lambda: c.get(
+                                f"/v1/users/{uid}/context",
+                                params={k: v for k, v in {"focus": FOCUSES[n % len(FOCUSES)]}.items() if v},
+                            ),
+                        ),
+                    ]
                     for kind, fn in calls:
                         started = time.perf_counter()
                         try:
@@ -94,8 +121,10 @@ def test_twenty_users_three_rounds_zero_errors_stable_memory(settings, store, tm
             rss.append(proc.memory_info().rss)
             p50 = statistics.median(round_latencies)
             p99 = round_latencies[int(0.99 * (len(round_latencies) - 1))]
-            print(f"load round: {len(round_latencies)} requests, {len(round_latencies) / ROUND_S:.1f} req/s, "
-                  f"p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, RSS {rss[-1] / 2**20:.0f} MiB")
+            print(
+                f"load round: {len(round_latencies)} requests, {len(round_latencies) / ROUND_S:.1f} req/s, "
+                f"p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, RSS {rss[-1] / 2**20:.0f} MiB"
+            )
         stop.set()
         for t in threads:
             t.join(60)
@@ -103,8 +132,10 @@ def test_twenty_users_three_rounds_zero_errors_stable_memory(settings, store, tm
         assert errors == [], errors[:10]
         assert all(n > USERS for n in counts), counts  # every round did real work
         growth = (rss[-1] - rss[0]) / rss[0]
-        print(f"load: RSS {', '.join(f'{r / 2**20:.0f}' for r in rss)} MiB (growth {growth:+.1%}); "
-              f"tolerance {RSS_TOLERANCE:.0%}")
+        print(
+            f"load: RSS {', '.join(f'{r / 2**20:.0f}' for r in rss)} MiB (growth {growth:+.1%}); "
+            f"tolerance {RSS_TOLERANCE:.0%}"
+        )
         assert growth <= RSS_TOLERANCE, [r / 2**20 for r in rss]
         assert "Traceback" not in api.log_tail(200)
     finally:
@@ -112,5 +143,5 @@ def test_twenty_users_three_rounds_zero_errors_stable_memory(settings, store, tm
         for u in range(USERS):
             try:
                 store.erase_user(UserRef(tenant, f"load-user-{u}"))
-            except Exception:  # noqa: BLE001 - clean-up only
+            except Exception:
                 pass

@@ -39,8 +39,15 @@ CALL_TIMEOUT_S = 300.0
 def child_env(**extra: str) -> dict[str, str]:
     """The subprocess runs this worktree's code with this run's Neo4j and GRAPHMEM_ settings."""
     env = {k: v for k, v in os.environ.items() if k.startswith(("GRAPHMEM_", "NEO4J_"))}
-    env.update({"PYTHONPATH": str(PROJECT_ROOT), "PATH": os.environ.get("PATH", ""),
-                "HOME": os.environ.get("HOME", "/root"), "PYTHONUNBUFFERED": "1"}, **extra)
+    env.update(
+        {
+            "PYTHONPATH": str(PROJECT_ROOT),
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": os.environ.get("HOME", "/root"),
+            "PYTHONUNBUFFERED": "1",
+        },
+        **extra,
+    )
     return env
 
 
@@ -52,8 +59,10 @@ def mcp_command(*args: str) -> list[str]:
 async def stdio_session(*args: str, env: dict[str, str] | None = None) -> AsyncIterator[ClientSession]:
     cmd = mcp_command(*args)
     params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=env or child_env(), cwd=str(PROJECT_ROOT))
-    async with stdio_client(params) as (read, write), \
-            ClientSession(read, write, read_timeout_seconds=CALL_TIMEOUT_S) as session:
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write, read_timeout_seconds=CALL_TIMEOUT_S) as session,
+    ):
         await session.initialize()
         yield session
 
@@ -61,8 +70,11 @@ async def stdio_session(*args: str, env: dict[str, str] | None = None) -> AsyncI
 @asynccontextmanager
 async def http_session(url: str, key: str | None) -> AsyncIterator[ClientSession]:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    async with create_mcp_http_client(headers=headers) as http, streamable_http_client(url, http_client=http) as (
-            read, write), ClientSession(read, write, read_timeout_seconds=CALL_TIMEOUT_S) as session:
+    async with (
+        create_mcp_http_client(headers=headers) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write, read_timeout_seconds=CALL_TIMEOUT_S) as session,
+    ):
         await session.initialize()
         yield session
 
@@ -97,18 +109,34 @@ async def ingest_and_check_block(session: ClientSession, user: str, prefix: str 
 
 async def check_errors(session: ClientSession, user: str) -> None:
     # Same machine codes as the REST API for the same mistakes.
-    assert error_of(await session.call_tool("ingest_turns", {"user_id": user, "session_id": "s1", "turns": []}))[
-        "code"] == "INVALID_INPUT"
-    assert error_of(await session.call_tool("ingest_turns", {
-        "user_id": user, "session_id": "s1", "turns": [{"text": "hi", "role": "robot"}]}))["code"] == "INVALID_ROLE"
-    assert error_of(await session.call_tool("get_context_block", {"user_id": user, "max_tokens": 0}))[
-        "code"] == "INVALID_INPUT"
-    assert error_of(await session.call_tool("get_context_block", {"user_id": user, "scope": "astrology"}))[
-        "code"] == "INVALID_INPUT"
-    assert error_of(await session.call_tool("explain_concept", {"user_id": user, "concept": "Haskell"}))[
-        "code"] == "CONCEPT_NOT_FOUND"
-    assert error_of(await session.call_tool("get_context_block", {"user_id": "nobody-" + user}))[
-        "code"] == "USER_NOT_FOUND"
+    assert (
+        error_of(await session.call_tool("ingest_turns", {"user_id": user, "session_id": "s1", "turns": []}))["code"]
+        == "INVALID_INPUT"
+    )
+    assert (
+        error_of(
+            await session.call_tool(
+                "ingest_turns", {"user_id": user, "session_id": "s1", "turns": [{"text": "hi", "role": "robot"}]}
+            )
+        )["code"]
+        == "INVALID_ROLE"
+    )
+    assert (
+        error_of(await session.call_tool("get_context_block", {"user_id": user, "max_tokens": 0}))["code"]
+        == "INVALID_INPUT"
+    )
+    assert (
+        error_of(await session.call_tool("get_context_block", {"user_id": user, "scope": "astrology"}))["code"]
+        == "INVALID_INPUT"
+    )
+    assert (
+        error_of(await session.call_tool("explain_concept", {"user_id": user, "concept": "Haskell"}))["code"]
+        == "CONCEPT_NOT_FOUND"
+    )
+    assert (
+        error_of(await session.call_tool("get_context_block", {"user_id": "nobody-" + user}))["code"]
+        == "USER_NOT_FOUND"
+    )
 
 
 def load_demo_catalog(settings, store, tenant: str) -> None:
@@ -119,7 +147,7 @@ def load_demo_catalog(settings, store, tenant: str) -> None:
     GraphMemory(settings, store=store).put_catalog(tenant, load_catalog(PROJECT_ROOT / "demo" / "catalog.yaml"))
 
 
-def run(fn, *args):  # noqa: ANN001, ANN201
+def run(fn, *args):
     return anyio.run(fn, *args)
 
 
@@ -168,8 +196,10 @@ def test_stdio_in_process(settings, store, user_id):
 
 def test_stdio_api_mode_two_keys_cannot_see_each_other(api, api_tenants, user_id):
     async def main() -> None:
-        async with stdio_session("--api", api.base_url, env=child_env(GRAPHMEM_API_KEY=api_tenants.key_a)) as a, \
-                stdio_session("--api", api.base_url, env=child_env(GRAPHMEM_API_KEY=api_tenants.key_b)) as b:
+        async with (
+            stdio_session("--api", api.base_url, env=child_env(GRAPHMEM_API_KEY=api_tenants.key_a)) as a,
+            stdio_session("--api", api.base_url, env=child_env(GRAPHMEM_API_KEY=api_tenants.key_b)) as b,
+        ):
             assert {t.name for t in (await a.list_tools()).tools} == TOOLS
             stored = await a.call_tool("ingest_turns", {"user_id": user_id, "session_id": "s1", "turns": turns("k")})
             assert stored.structured_content["accepted"] == ["k0", "k1"]
@@ -177,15 +207,19 @@ def test_stdio_api_mode_two_keys_cannot_see_each_other(api, api_tenants, user_id
             assert "Python基础" in seen.structured_content["core_topics"]
             # Key B's tenant has no such user: same id, other tenant.
             assert error_of(await b.call_tool("get_context_block", {"user_id": user_id}))["code"] == "USER_NOT_FOUND"
-            assert error_of(await b.call_tool("explain_concept", {"user_id": user_id, "concept": "Python基础"}))[
-                "code"] == "USER_NOT_FOUND"
+            assert (
+                error_of(await b.call_tool("explain_concept", {"user_id": user_id, "concept": "Python基础"}))["code"]
+                == "USER_NOT_FOUND"
+            )
             with pytest.raises(Exception, match="USER_NOT_FOUND"):
                 await b.read_resource(f"graphmem://users/{user_id}/graph")
             await check_errors(a, user_id)
 
         async with stdio_session("--api", api.base_url, env=child_env(GRAPHMEM_API_KEY="not-a-key")) as stranger:
-            assert error_of(await stranger.call_tool("get_context_block", {"user_id": user_id}))[
-                "code"] == "INVALID_API_KEY"
+            assert (
+                error_of(await stranger.call_tool("get_context_block", {"user_id": user_id}))["code"]
+                == "INVALID_API_KEY"
+            )
 
     run(main)
 
@@ -210,8 +244,13 @@ def mcp_http_process(args: list[str], env: dict[str, str], log_path: Path) -> It
     """`graphmem mcp --http` in a subprocess on a free port; yields its /mcp URL."""
     port = free_port()
     with log_path.open("w") as log:
-        proc = subprocess.Popen(mcp_command("--http", "--port", str(port), *args), cwd=PROJECT_ROOT, stdout=log,
-                                stderr=subprocess.STDOUT, env=env)
+        proc = subprocess.Popen(
+            mcp_command("--http", "--port", str(port), *args),
+            cwd=PROJECT_ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
         try:
             wait_for_port(port, proc)
             yield f"http://127.0.0.1:{port}/mcp"
@@ -248,8 +287,14 @@ def test_http_in_process_keys_are_tenants(mcp_http, store, user_id):
             await check_errors(a, user_id)
             # The same user id under key B: nothing of A's.
             assert error_of(await b.call_tool("get_context_block", {"user_id": user_id}))["code"] == "USER_NOT_FOUND"
-            stored_b = await b.call_tool("ingest_turns", {"user_id": user_id, "session_id": "s1", "turns": [
-                {"turn_id": "h0", "text": "I want to learn Kubernetes.", "ts": "2026-11-20T10:00:00Z"}]})
+            stored_b = await b.call_tool(
+                "ingest_turns",
+                {
+                    "user_id": user_id,
+                    "session_id": "s1",
+                    "turns": [{"turn_id": "h0", "text": "I want to learn Kubernetes.", "ts": "2026-11-20T10:00:00Z"}],
+                },
+            )
             assert stored_b.structured_content["accepted"] == ["h0"]  # same turn id, other tenant: stored anew
             block_b = (await b.call_tool("get_context_block", {"user_id": user_id})).structured_content
             assert "Django框架" not in block_b["block"] and "Python基础" not in block_b["block"]
@@ -262,8 +307,16 @@ def test_http_in_process_keys_are_tenants(mcp_http, store, user_id):
 
     # No key, or an unknown one, is refused at the door with the REST API's codes.
     with httpx.Client(timeout=30) as raw:
-        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        }
         hdrs = {"accept": "application/json, text/event-stream"}
         anon = raw.post(url, json=init, headers=hdrs)
         assert anon.status_code == 401 and anon.json()["error"]["code"] == "MISSING_API_KEY"
@@ -275,16 +328,24 @@ def test_http_api_mode_forwards_each_callers_key(api, api_tenants, user_id, tmp_
     # The process has a key of its own (GRAPHMEM_API_KEY); over HTTP it must never lend it to a caller.
     env = child_env(GRAPHMEM_API_KEY=api_tenants.key_a)
     with mcp_http_process(["--api", api.base_url], env, tmp_path / "mcp-http-api.log") as url:
+
         async def main() -> None:
-            async with http_session(url, api_tenants.key_a) as a, http_session(url, api_tenants.key_b) as b, \
-                    http_session(url, None) as anonymous:
-                stored = await a.call_tool("ingest_turns", {"user_id": user_id, "session_id": "s1",
-                                                            "turns": turns("f")})
+            async with (
+                http_session(url, api_tenants.key_a) as a,
+                http_session(url, api_tenants.key_b) as b,
+                http_session(url, None) as anonymous,
+            ):
+                stored = await a.call_tool(
+                    "ingest_turns", {"user_id": user_id, "session_id": "s1", "turns": turns("f")}
+                )
                 assert stored.structured_content["accepted"] == ["f0", "f1"]
-                assert error_of(await b.call_tool("get_context_block", {"user_id": user_id}))[
-                    "code"] == "USER_NOT_FOUND"
-                assert error_of(await anonymous.call_tool("get_context_block", {"user_id": user_id}))[
-                    "code"] == "MISSING_API_KEY"
+                assert (
+                    error_of(await b.call_tool("get_context_block", {"user_id": user_id}))["code"] == "USER_NOT_FOUND"
+                )
+                assert (
+                    error_of(await anonymous.call_tool("get_context_block", {"user_id": user_id}))["code"]
+                    == "MISSING_API_KEY"
+                )
                 block = await a.call_tool("get_context_block", {"user_id": user_id})
                 assert "Python基础" in block.structured_content["core_topics"]
 
@@ -315,19 +376,23 @@ def test_the_demo_printed_config_connects(api, api_tenants, user_id):
     from graphmem.settings import Settings
 
     text = mcp_instructions(api.base_url, api_tenants.key_a, Settings())
-    config = json.loads(text[text.index("{"):text.index("\n}\n") + 2])["mcpServers"]["graphmem"]
+    config = json.loads(text[text.index("{") : text.index("\n}\n") + 2])["mcpServers"]["graphmem"]
     assert config["args"] == ["mcp", "--api", api.base_url]
 
     async def main() -> None:
         cmd = config["command"]
         # The venv's own `graphmem` script (this worktree's code first on PYTHONPATH), the key the demo says to set.
-        params = StdioServerParameters(command=cmd, args=config["args"], cwd=str(PROJECT_ROOT),
-                                       env=child_env(GRAPHMEM_API_KEY=api_tenants.key_a))
-        async with stdio_client(params) as (read, write), \
-                ClientSession(read, write, read_timeout_seconds=CALL_TIMEOUT_S) as session:
+        params = StdioServerParameters(
+            command=cmd, args=config["args"], cwd=str(PROJECT_ROOT), env=child_env(GRAPHMEM_API_KEY=api_tenants.key_a)
+        )
+        async with (
+            stdio_client(params) as (read, write),
+            ClientSession(read, write, read_timeout_seconds=CALL_TIMEOUT_S) as session,
+        ):
             await session.initialize()
-            stored = await session.call_tool("ingest_turns", {"user_id": user_id, "session_id": "s1",
-                                                              "turns": turns("d")})
+            stored = await session.call_tool(
+                "ingest_turns", {"user_id": user_id, "session_id": "s1", "turns": turns("d")}
+            )
             assert stored.structured_content["accepted"] == ["d0", "d1"]
 
     run(main)

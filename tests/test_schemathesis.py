@@ -29,12 +29,35 @@ def live(settings, store):
     key, tenant = f"st-key-{run}", f"st-{run}"
     api = start_api(settings.model_copy(update={"api_keys": keys_spec({key: tenant})}))
     with api.client(key) as c:
-        assert c.put("/v1/catalog", content=(PROJECT_ROOT / "demo" / "catalog.yaml").read_bytes(),
-                     headers={"content-type": "application/yaml"}).status_code == 200
+        assert (
+            c.put(
+                "/v1/catalog",
+                content=(PROJECT_ROOT / "demo" / "catalog.yaml").read_bytes(),
+                headers={"content-type": "application/yaml"},
+            ).status_code
+            == 200
+        )
         # A user that exists, so that half of the generated calls reach past "user not found".
-        r = c.post("/v1/users/st-known/turns", json={"session_id": "s", "turns": [
-            {"turn_id": "t1", "role": "user", "text": "我对Django框架很感兴趣，也想学Python基础", "ts": FUTURE.format(1)},
-            {"turn_id": "t2", "role": "user", "text": "I struggle with Docker and hate React", "ts": FUTURE.format(2)}]})
+        r = c.post(
+            "/v1/users/st-known/turns",
+            json={
+                "session_id": "s",
+                "turns": [
+                    {
+                        "turn_id": "t1",
+                        "role": "user",
+                        "text": "我对Django框架很感兴趣，也想学Python基础",
+                        "ts": FUTURE.format(1),
+                    },
+                    {
+                        "turn_id": "t2",
+                        "role": "user",
+                        "text": "I struggle with Docker and hate React",
+                        "ts": FUTURE.format(2),
+                    },
+                ],
+            },
+        )
         assert r.status_code == 200, r.text
     yield api, key
     api.stop()
@@ -52,15 +75,23 @@ def test_no_operation_answers_5xx(live):
         labels.append(op.label)
         for mode, n in EXAMPLES.items():
 
-            @settings(max_examples=n, deadline=None, database=None, derandomize=True,
-                      phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+            @settings(
+                max_examples=n,
+                deadline=None,
+                database=None,
+                derandomize=True,
+                phases=[Phase.explicit, Phase.generate],
+                suppress_health_check=list(HealthCheck),
+            )
             @given(case=op.as_strategy(generation_mode=mode), known=st.booleans())
             def run(case, known):
                 if known and "user_id" in (case.path_parameters or {}):
                     case.path_parameters["user_id"] = "st-known"
                 resp = case.call(base_url=api.base_url, headers={"Authorization": f"Bearer {key}"}, timeout=60)
-                where = f"{op.label} [{mode.value}] path={case.path_parameters} query={case.query} " \
-                        f"body={str(case.body)[:200]!r} -> {resp.status_code} {resp.text[:300]}"
+                where = (
+                    f"{op.label} [{mode.value}] path={case.path_parameters} query={case.query} "
+                    f"body={str(case.body)[:200]!r} -> {resp.status_code} {resp.text[:300]}"
+                )
                 if resp.status_code >= 500:
                     failures.append(where)
                 elif resp.status_code == 400 and resp.text == "Invalid HTTP request received.":
@@ -82,6 +113,8 @@ def test_no_operation_answers_5xx(live):
     assert len(labels) >= 14, labels
     assert not failures, "\n".join(failures[:20])
     elapsed = time.monotonic() - started
-    print(f"schemathesis: {len(labels)} operations, {sum(EXAMPLES.values())} examples each, {elapsed:.1f} s; "
-          f"{len(protocol_rejects)} requests refused by the HTTP parser")
+    print(
+        f"schemathesis: {len(labels)} operations, {sum(EXAMPLES.values())} examples each, {elapsed:.1f} s; "
+        f"{len(protocol_rejects)} requests refused by the HTTP parser"
+    )
     assert elapsed < 90

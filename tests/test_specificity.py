@@ -15,22 +15,61 @@ from graphmem.specificity import SpecificityConfig, demoted, df_reason, language
 CFG = SpecificityConfig()
 
 
-@pytest.mark.parametrize("surface,reason", [
-    ("hs", "too_short"), ("si", "too_short"), ("x+a)(x+b", "code_fragment"), ("variable 'b", "unbalanced"),
-    ("f(x", "unbalanced"), ("a=b", "code_fragment"), ("WelI", "typo"), ("recomendashun", "not_a_word"),
-])
+@pytest.mark.parametrize(
+    "surface,reason",
+    [
+        ("hs", "too_short"),
+        ("si", "too_short"),
+        ("x+a)(x+b", "code_fragment"),
+        ("variable 'b", "unbalanced"),
+        ("f(x", "unbalanced"),
+        ("a=b", "code_fragment"),
+        ("WelI", "typo"),
+        ("recomendashun", "not_a_word"),
+    ],
+)
 def test_fragments(surface: str, reason: str) -> None:
     assert fragment_reason(surface) == reason
 
 
-@pytest.mark.parametrize("surface", ["AI", "C++", "C#", "CI/CD", "scikit-learn", "JavaScript", "PyTorch", "LaTeX",
-                                      "jump scares", "80s films", "Python基础", "don't", "numpy"])
+@pytest.mark.parametrize(
+    "surface",
+    [
+        "AI",
+        "C++",
+        "C#",
+        "CI/CD",
+        "scikit-learn",
+        "JavaScript",
+        "PyTorch",
+        "LaTeX",
+        "jump scares",
+        "80s films",
+        "Python基础",
+        "don't",
+        "numpy",
+    ],
+)
 def test_names_are_not_fragments(surface: str) -> None:
     assert fragment_reason(surface) is None
 
 
-@pytest.mark.parametrize("key", ["recommendation", "accept", "opinion", "chatting", "like", "movie", "film",
-                                 "previous step", "best shot", "good movie", "推荐"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "recommendation",
+        "accept",
+        "opinion",
+        "chatting",
+        "like",
+        "movie",
+        "film",
+        "previous step",
+        "best shot",
+        "good movie",
+        "推荐",
+    ],
+)
 def test_meta_words(key: str) -> None:
     assert meta_reason(key) == "meta_word"
 
@@ -40,13 +79,29 @@ def test_not_meta(key: str) -> None:
     assert meta_reason(key) is None
 
 
-@pytest.mark.parametrize("key", ["process", "return", "feel", "shot", "summer course", "previous step", "portfolio site"])
+@pytest.mark.parametrize(
+    "key", ["process", "return", "feel", "shot", "summer course", "previous step", "portfolio site"]
+)
 def test_common_words_and_phrases_said_once(key: str) -> None:
     assert language_reason(key, mentions=1, config=CFG) in ("common_word", "common_phrase")
 
 
-@pytest.mark.parametrize("key", ["christmas movie", "jump scare", "80s film", "buddy cop movie", "fraction",
-                                 "machine learning", "data science", "todo app", "python", "故宫", "周杰伦"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "christmas movie",
+        "jump scare",
+        "80s film",
+        "buddy cop movie",
+        "fraction",
+        "machine learning",
+        "data science",
+        "todo app",
+        "python",
+        "故宫",
+        "周杰伦",
+    ],
+)
 def test_specific_words_and_phrases_stay(key: str) -> None:
     assert language_reason(key, mentions=1, config=CFG) is None
 
@@ -63,8 +118,20 @@ def test_chinese_common_words() -> None:
 
 
 def test_category_words_are_heads_of_several_catalog_names() -> None:
-    names = ["Django framework", "Flask framework", "REST API", "RESTful API", "REST APIs", "Python basics",
-             "Scary Movie", "Bee Movie", "neural network", "neural networks", "deploy Django", "Django"]
+    names = [
+        "Django framework",
+        "Flask framework",
+        "REST API",
+        "RESTful API",
+        "REST APIs",
+        "Python basics",
+        "Scary Movie",
+        "Bee Movie",
+        "neural network",
+        "neural networks",
+        "deploy Django",
+        "Django",
+    ]
     cats = category_words(names)
     assert {"framework", "api", "movie"} <= cats
     assert "network" not in cats  # two spellings of one name
@@ -99,7 +166,9 @@ def test_demoted_combines_the_checks() -> None:
     out = demoted(concepts, list(concepts), CFG, df=df, tenant_users=100)
     assert out == {"movie": "meta_word", "taste": "meta_word", "cheese": "common_in_tenant", "told": "common_in_tenant"}
     # The user named the genre: a share of the tenant does not demote it unless asked.
-    assert demoted(concepts, ["comedy"], CFG, df=df, tenant_users=100, df_catalog=True) == {"comedy": "common_in_tenant"}
+    assert demoted(concepts, ["comedy"], CFG, df=df, tenant_users=100, df_catalog=True) == {
+        "comedy": "common_in_tenant"
+    }
 
 
 def test_a_curriculum_neighbour_is_not_demoted_by_share() -> None:
@@ -107,5 +176,6 @@ def test_a_curriculum_neighbour_is_not_demoted_by_share() -> None:
     learner's graph through the catalog (no mention at all) and stays their related concept."""
     concepts = {"sqlalchemy": ConceptNode(key="sqlalchemy", name="SQLAlchemy", in_catalog=True)}
     assert demoted(concepts, ["sqlalchemy"], CFG, df={"sqlalchemy": 90}, tenant_users=100) == {}
-    assert demoted(concepts, ["sqlalchemy"], CFG, df={"sqlalchemy": 90}, tenant_users=100,
-                   df_catalog=True) == {"sqlalchemy": "common_in_tenant"}
+    assert demoted(concepts, ["sqlalchemy"], CFG, df={"sqlalchemy": 90}, tenant_users=100, df_catalog=True) == {
+        "sqlalchemy": "common_in_tenant"
+    }

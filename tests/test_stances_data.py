@@ -54,8 +54,19 @@ def test_devset_holds_references_only_and_valid_labels() -> None:
         assert by[(lang, "check")] * 3 >= by[(lang, "tune")] + by[(lang, "check")] - 3  # about a third
     for it in items:
         assert it["label"] in LABELS
-        assert set(it) == {"id", "source", "conversation", "message", "concept", "start", "end", "language", "label",
-                           "note", "part"}
+        assert set(it) == {
+            "id",
+            "source",
+            "conversation",
+            "message",
+            "concept",
+            "start",
+            "end",
+            "language",
+            "label",
+            "note",
+            "part",
+        }
         assert it["end"] - it["start"] == len(it["concept"])
         assert it["source"].split("/")[0] in ("kdconv", "redial", "bridge")
 

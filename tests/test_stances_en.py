@@ -28,7 +28,9 @@ def stance_of(ex: ConceptExtractor, text: str, name: str, roles: list[str] | Non
 
 
 @pytest.mark.parametrize(("text", "name", "expected", "phenomenon"), EN, ids=[f"{c[3]}: {c[0][:40]}" for c in EN])
-def test_written_sentences(ex: ConceptExtractor, text: str, name: str, expected: Stance | None, phenomenon: str) -> None:
+def test_written_sentences(
+    ex: ConceptExtractor, text: str, name: str, expected: Stance | None, phenomenon: str
+) -> None:
     assert stance_of(ex, text, name) == expected
 
 

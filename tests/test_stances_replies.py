@@ -7,7 +7,7 @@ graphmem/extraction/replies.py and stances.py.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -15,8 +15,12 @@ from graphmem.extraction.extractor import ConceptExtractor
 from graphmem.models import Catalog, CatalogConcept, Stance, TurnIn
 from graphmem.settings import PROJECT_ROOT
 
-MOVIES = Catalog(concepts=[CatalogConcept(name=n, type="product") for n in
-                           ("Spanglish", "Heat", "Arrival", "Paddington", "Inception", "Tenet", "功夫", "大话西游")])
+MOVIES = Catalog(
+    concepts=[
+        CatalogConcept(name=n, type="product")
+        for n in ("Spanglish", "Heat", "Arrival", "Paddington", "Inception", "Tenet", "功夫", "大话西游")
+    ]
+)
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +51,14 @@ def test_reply_to_several_names_and_follow_up_turns(ex: ConceptExtractor) -> Non
     got = stances(ex, [("assistant", "Maybe Heat or Inception?"), ("user", "No I haven't and I don't want to.")])
     assert got[1] == {"Heat": "dislikes", "Inception": "dislikes"}
     # "Haven't seen it" says nothing; the follow-up turn still speaks about the same film.
-    got = stances(ex, [("assistant", "Have you seen Paddington?"), ("user", "Haven't seen it."),
-                       ("user", "But it sounds fun, I'll add it to my list.")])
+    got = stances(
+        ex,
+        [
+            ("assistant", "Have you seen Paddington?"),
+            ("user", "Haven't seen it."),
+            ("user", "But it sounds fun, I'll add it to my list."),
+        ],
+    )
     assert got[1] == {} and got[2] == {"Paddington": "interested"}
 
 
@@ -74,6 +84,7 @@ def test_chinese_reply(ex: ConceptExtractor) -> None:
 
 # -- the store: newest evidence is the current stance, history stays ---------------------------------
 
+
 @pytest.mark.neo4j
 def test_newest_evidence_wins_and_history_stays(store, tenant, settings) -> None:
     from graphmem.service import GraphMemory
@@ -81,21 +92,26 @@ def test_newest_evidence_wins_and_history_stays(store, tenant, settings) -> None
     mem = GraphMemory(settings, store=store)  # the session's store: not closed here
     mem.start()
     mem.put_catalog(tenant, Catalog(concepts=[CatalogConcept(name="PHP")]))
-    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
     # Delivered out of order: the later call carries the older turn; its time decides, not arrival.
-    mem.ingest(tenant, "u1", "s2", [TurnIn(turn_id="new", text="I can't stand PHP anymore.", ts=t0 + timedelta(days=30))])
+    mem.ingest(
+        tenant, "u1", "s2", [TurnIn(turn_id="new", text="I can't stand PHP anymore.", ts=t0 + timedelta(days=30))]
+    )
     mem.ingest(tenant, "u1", "s1", [TurnIn(turn_id="old", text="I really love PHP.", ts=t0)])
     node = next(n for n in mem.graph(tenant, "u1")["nodes"] if n["name"] == "PHP")
     assert node["stance"] == "dislikes"
     history = mem.store.concept_stances(mem.user(tenant, "u1"), "php")
     assert [(h["turn_id"], h["stance"]) for h in history] == [("old", "interested"), ("new", "dislikes")]
     # Newer still: the user came back to it.
-    mem.ingest(tenant, "u1", "s3", [TurnIn(turn_id="newer", text="PHP finally clicked for me.", ts=t0 + timedelta(days=60))])
+    mem.ingest(
+        tenant, "u1", "s3", [TurnIn(turn_id="newer", text="PHP finally clicked for me.", ts=t0 + timedelta(days=60))]
+    )
     node = next(n for n in mem.graph(tenant, "u1")["nodes"] if n["name"] == "PHP")
     assert node["stance"] == "knows"
 
 
 # -- the public API end to end ---------------------------------------------------------------------------
+
 
 @pytest.mark.neo4j
 def test_stances_through_the_http_api(api, api_tenants, user_id) -> None:
@@ -106,7 +122,12 @@ def test_stances_through_the_http_api(api, api_tenants, user_id) -> None:
             {"turn_id": "t0", "role": "user", "text": "My brother loves PHP.", "ts": "2026-11-20T10:00:00Z"},
             {"turn_id": "t1", "role": "user", "text": "NumPy keeps tripping me up.", "ts": "2026-11-20T10:01:00Z"},
             {"turn_id": "t2", "role": "user", "text": "以前我不会SQL，现在已经会了。", "ts": "2026-11-20T10:02:00Z"},
-            {"turn_id": "t3", "role": "assistant", "text": "Flask is a small web framework.", "ts": "2026-11-20T10:03:00Z"},
+            {
+                "turn_id": "t3",
+                "role": "assistant",
+                "text": "Flask is a small web framework.",
+                "ts": "2026-11-20T10:03:00Z",
+            },
             {"turn_id": "t4", "role": "user", "text": "Sounds good, I'd like to try it.", "ts": "2026-11-20T10:04:00Z"},
         ]
         r = a.post(f"/v1/users/{user_id}/turns", json={"session_id": "s1", "turns": turns})

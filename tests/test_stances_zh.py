@@ -20,7 +20,9 @@ def ex() -> ConceptExtractor:
 
 
 @pytest.mark.parametrize(("text", "name", "expected", "phenomenon"), ZH, ids=[f"{c[3]}: {c[0][:20]}" for c in ZH])
-def test_written_sentences(ex: ConceptExtractor, text: str, name: str, expected: Stance | None, phenomenon: str) -> None:
+def test_written_sentences(
+    ex: ConceptExtractor, text: str, name: str, expected: Stance | None, phenomenon: str
+) -> None:
     assert stance_of(ex, text, name) == expected
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -22,25 +22,56 @@ from graphmem.store import CatalogRows, StoredTurn, UserRef, WeightRow
 
 pytestmark = pytest.mark.neo4j
 
-T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 
-def mention(text: str, name: str, key: str | None = None, extractor: ExtractorName = ExtractorName.catalog) -> ConceptMention:
+def mention(
+    text: str, name: str, key: str | None = None, extractor: ExtractorName = ExtractorName.catalog
+) -> ConceptMention:
     start = text.index(name)
-    return ConceptMention(key=key or name.casefold(), name=name, start=start, end=start + len(name), surface=name,
-                          extractor=extractor, confidence=0.9, in_catalog=extractor is ExtractorName.catalog)
+    return ConceptMention(
+        key=key or name.casefold(),
+        name=name,
+        start=start,
+        end=start + len(name),
+        surface=name,
+        extractor=extractor,
+        confidence=0.9,
+        in_catalog=extractor is ExtractorName.catalog,
+    )
 
 
-def turn(turn_id: str, text: str, names: list[str], minutes: int = 0, role: str = "user",
-         relations: list[tuple[str, RelationType, str]] = (), stances: list[tuple[str, Stance]] = ()) -> StoredTurn:
+def turn(
+    turn_id: str,
+    text: str,
+    names: list[str],
+    minutes: int = 0,
+    role: str = "user",
+    relations: list[tuple[str, RelationType, str]] = (),
+    stances: list[tuple[str, Stance]] = (),
+) -> StoredTurn:
     ex = TurnExtraction(
         language="zh",
         concepts=[mention(text, n) for n in names],
-        relations=[RelationMention(source_key=a.casefold(), source_name=a, type=t, target_key=b.casefold(), target_name=b,
-                                   start=0, end=len(text), extractor=ExtractorName.pattern, confidence=0.8, cue="cue")
-                   for a, t, b in relations],
-        stances=[StanceMention(key=n.casefold(), name=n, stance=s, start=0, end=2, cue="cue", confidence=0.9)
-                 for n, s in stances],
+        relations=[
+            RelationMention(
+                source_key=a.casefold(),
+                source_name=a,
+                type=t,
+                target_key=b.casefold(),
+                target_name=b,
+                start=0,
+                end=len(text),
+                extractor=ExtractorName.pattern,
+                confidence=0.8,
+                cue="cue",
+            )
+            for a, t, b in relations
+        ],
+        stances=[
+            StanceMention(key=n.casefold(), name=n, stance=s, start=0, end=2, cue="cue", confidence=0.9)
+            for n, s in stances
+        ],
     )
     return StoredTurn(turn_id, role, text, T0 + timedelta(minutes=minutes), "zh", len(text), ex)
 
@@ -48,10 +79,21 @@ def turn(turn_id: str, text: str, names: list[str], minutes: int = 0, role: str 
 def reference_turns() -> list[StoredTurn]:
     return [
         turn("t1", "我学过Python基础", ["Python基础"], 0, stances=[("Python基础", Stance.knows)]),
-        turn("t2", "学Django框架之前要先学Python基础", ["Django框架", "Python基础"], 1,
-             relations=[("Python基础", RelationType.prerequisite, "Django框架")]),
-        turn("t3", "Django框架用到SQLAlchemy", ["Django框架", "SQLAlchemy"], 2, role="assistant",
-             relations=[("Django框架", RelationType.uses, "SQLAlchemy")]),
+        turn(
+            "t2",
+            "学Django框架之前要先学Python基础",
+            ["Django框架", "Python基础"],
+            1,
+            relations=[("Python基础", RelationType.prerequisite, "Django框架")],
+        ),
+        turn(
+            "t3",
+            "Django框架用到SQLAlchemy",
+            ["Django框架", "SQLAlchemy"],
+            2,
+            role="assistant",
+            relations=[("Django框架", RelationType.uses, "SQLAlchemy")],
+        ),
     ]
 
 
@@ -82,21 +124,26 @@ def test_batch_round_trips(store, tenant):
     assert graph.concepts["sqlalchemy"].assistant_mentions == 1
     assert py.sessions == ("s1",)
     edges = {(e.source, e.type, e.target, e.scope) for e in graph.edges}
-    assert edges == {("python基础", RelationType.prerequisite, "django框架", "user"),
-                     ("django框架", RelationType.uses, "sqlalchemy", "user")}
+    assert edges == {
+        ("python基础", RelationType.prerequisite, "django框架", "user"),
+        ("django框架", RelationType.uses, "sqlalchemy", "user"),
+    }
     assert graph.turn_count == 3
 
     mentions = store.concept_mentions(user, "django框架")
     assert [(m["turn_id"], m["surface"]) for m in mentions] == [("t2", "Django框架"), ("t3", "Django框架")]
     text = turns[1]["text"]
-    assert text[mentions[0]["start"]:mentions[0]["end"]] == "Django框架"
+    assert text[mentions[0]["start"] : mentions[0]["end"]] == "Django框架"
 
 
 def _user_relations(store, user: UserRef) -> list[dict]:
     records, _, _ = store._driver.execute_query(
         "MATCH (a:Concept)-[r:PREREQUISITE_OF {tenant: $tenant, owner: $owner}]->(b:Concept) "
         "RETURN a.key AS a, b.key AS b, r.turn_ids AS turn_ids, r.count AS count, r.cues AS cues, r.pair AS pair",
-        tenant=user.tenant, owner=user.owner, database_=store.database)
+        tenant=user.tenant,
+        owner=user.owner,
+        database_=store.database,
+    )
     return [dict(r) for r in records]
 
 
@@ -105,8 +152,14 @@ def test_a_relation_stated_again_accumulates_on_one_edge(store, tenant):
     rel = [("Python基础", RelationType.prerequisite, "Django框架")]
     text = "学Django框架之前要先学Python基础"
     # Twice in one batch (aggregated into one row) and once more in a later batch (found by index seek).
-    store.write_ingest(user, "s1", [turn("t1", text, ["Django框架", "Python基础"], 0, relations=rel),
-                                    turn("t2", text, ["Django框架", "Python基础"], 1, relations=rel)])
+    store.write_ingest(
+        user,
+        "s1",
+        [
+            turn("t1", text, ["Django框架", "Python基础"], 0, relations=rel),
+            turn("t2", text, ["Django框架", "Python基础"], 1, relations=rel),
+        ],
+    )
     store.write_ingest(user, "s1", [turn("t3", text, ["Django框架", "Python基础"], 2, relations=rel)])
     rows = _user_relations(store, user)
     assert len(rows) == 1, rows
@@ -130,12 +183,26 @@ def test_migration_gives_old_mentions_and_relations_their_owner(store, tenant):
     store.apply_schema()
     records, _, _ = store._driver.execute_query(
         "MATCH (t:Turn {tenant: $tenant})-[m:MENTIONS]->(c) RETURN m.tenant = t.tenant AND m.user_id = t.user_id "
-        "AND m.key = c.key AS ok", tenant=tenant, database_=store.database)
+        "AND m.key = c.key AS ok",
+        tenant=tenant,
+        database_=store.database,
+    )
     assert records and all(r["ok"] for r in records)
     assert [r["pair"] for r in _user_relations(store, user)] == ["python基础\tdjango框架"]
     # The next write finds the backfilled edge instead of creating a second one, and counts stay exact.
-    store.write_ingest(user, "s1", [turn("t4", "学Django框架之前要先学Python基础", ["Django框架", "Python基础"], 3,
-                                         relations=[("Python基础", RelationType.prerequisite, "Django框架")])])
+    store.write_ingest(
+        user,
+        "s1",
+        [
+            turn(
+                "t4",
+                "学Django框架之前要先学Python基础",
+                ["Django框架", "Python基础"],
+                3,
+                relations=[("Python基础", RelationType.prerequisite, "Django框架")],
+            )
+        ],
+    )
     assert [r["turn_ids"] for r in _user_relations(store, user)] == [["t2", "t4"]]
     assert store.load_user_graph(user).concepts["python基础"].user_mentions == 3
 
@@ -152,8 +219,9 @@ def test_resend_changes_nothing(store, tenant):
     after = store.counts(user)
     graph_after = store.load_user_graph(user)
     assert after == before
-    assert {k: (c.user_mentions, c.assistant_mentions, c.stance) for k, c in graph_after.concepts.items()} == \
-           {k: (c.user_mentions, c.assistant_mentions, c.stance) for k, c in graph_before.concepts.items()}
+    assert {k: (c.user_mentions, c.assistant_mentions, c.stance) for k, c in graph_after.concepts.items()} == {
+        k: (c.user_mentions, c.assistant_mentions, c.stance) for k, c in graph_before.concepts.items()
+    }
     assert graph_after.edges == graph_before.edges
     rows = store.read_statement("user_interests", tenant=tenant, user_id="alice", owner="u:alice")
     assert {r["key"]: r["weight"] for r in rows}["python基础"] == 28
@@ -197,8 +265,17 @@ def test_failed_weight_write_changes_nothing(store, tenant):
 
 def catalog_rows() -> CatalogRows:
     concepts = [
-        {"key": k.casefold(), "name": k, "aliases": [], "aliases_text": "", "type": "topic", "id": None,
-         "url": None, "critical": False, "language": "zh"}
+        {
+            "key": k.casefold(),
+            "name": k,
+            "aliases": [],
+            "aliases_text": "",
+            "type": "topic",
+            "id": None,
+            "url": None,
+            "critical": False,
+            "language": "zh",
+        }
         for k in ["Python基础", "Django框架", "SQLAlchemy", "SQL基础"]
     ]
     relations = {RelationType.requires: [{"source_key": "sqlalchemy", "target_key": "sql基础"}]}
@@ -217,8 +294,16 @@ def test_erase_removes_only_that_user(store, tenant):
     leftovers = store.read_statement("concepts_by_keys", tenant=tenant, keys=["haskell"])
     assert leftovers == []  # a concept only alice ever mentioned goes with her
     counts = store.counts(alice)
-    assert counts == {"exists": False, "turns": 0, "sessions": 0, "interests": 0, "mentions": 0,
-                      "stances": 0, "relations": 0, "compaction_runs": 0}
+    assert counts == {
+        "exists": False,
+        "turns": 0,
+        "sessions": 0,
+        "interests": 0,
+        "mentions": 0,
+        "stances": 0,
+        "relations": 0,
+        "compaction_runs": 0,
+    }
     assert store.counts(bob) == bob_before
     catalog_keys = {c["key"] for c in store.catalog_concepts(tenant)}
     assert catalog_keys == {"python基础", "django框架", "sqlalchemy", "sql基础"}
@@ -235,7 +320,8 @@ def test_relations_of_one_user_are_invisible_to_another(store, tenant):
     assert scopes == {("sqlalchemy", RelationType.requires, "sql基础", "catalog")}
     alice_graph = store.load_user_graph(alice)
     assert ("django框架", RelationType.uses, "sqlalchemy", "user") in {
-        (e.source, e.type, e.target, e.scope) for e in alice_graph.edges}
+        (e.source, e.type, e.target, e.scope) for e in alice_graph.edges
+    }
 
 
 def test_user_ref_requires_ids():

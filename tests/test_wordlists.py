@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from graphmem.extraction.candidates import GENERIC_EN, GENERIC_ZH
 from graphmem.extraction.lexical import meta_keys
 from graphmem.extraction.normalize import concept_key
-from graphmem.extraction.open_vocab import GENERIC_EN, GENERIC_ZH
 from graphmem.wordlists import entries, words, yaml_data
 
 LISTS = ("generic_en.txt", "generic_zh.txt", "leading_filler_en.txt", "meta_words.txt")

@@ -45,7 +45,9 @@ def _validate(obj: Any, where: str = "") -> Catalog:
     if isinstance(obj, list):  # a bare list is a list of concepts
         obj = {"concepts": obj}
     if not isinstance(obj, dict):
-        raise InvalidCatalog(f"{where}catalog must be an object with 'concepts' and 'relations', got {type(obj).__name__}")
+        raise InvalidCatalog(
+            f"{where}catalog must be an object with 'concepts' and 'relations', got {type(obj).__name__}"
+        )
     if "edges" in obj and "relations" not in obj:  # a common synonym
         obj = {**obj, "relations": obj.pop("edges")}
     try:
@@ -95,12 +97,13 @@ def _parse_yaml(text: str, what: str) -> Any:
         def compose_node(self, parent: Any, index: Any) -> Any:
             if self.check_event(yaml.AliasEvent):
                 mark = self.peek_event().start_mark
-                raise yaml.composer.ComposerError(None, None, "YAML aliases (*name) are not accepted in a catalog",
-                                                  mark)
+                raise yaml.composer.ComposerError(
+                    None, None, "YAML aliases (*name) are not accepted in a catalog", mark
+                )
             return super().compose_node(parent, index)
 
     try:
-        return yaml.load(text, Loader=NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=NoAliasLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
@@ -110,7 +113,9 @@ def _parse_yaml(text: str, what: str) -> Any:
         raise InvalidCatalog(f"{what}: YAML nested too deeply") from None
 
 
-def _csv_rows(text: str, what: str, required: tuple[str, ...], known: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
+def _csv_rows(
+    text: str, what: str, required: tuple[str, ...], known: tuple[str, ...]
+) -> list[tuple[int, dict[str, str]]]:
     reader = csv.reader(io.StringIO(text))
     try:
         header = next(reader)
@@ -169,7 +174,9 @@ def _edges_from_csv(text: str, what: str) -> tuple[list[dict[str, Any]], list[in
     return edges, lines
 
 
-def _relocate_csv_error(exc: InvalidCatalog, c_lines: list[int], e_lines: list[int], c_what: str, e_what: str) -> InvalidCatalog:
+def _relocate_csv_error(
+    exc: InvalidCatalog, c_lines: list[int], e_lines: list[int], c_what: str, e_what: str
+) -> InvalidCatalog:
     # Pydantic reports concepts[i] / relations[i]; a CSV user wants the line number.
     import re
 
@@ -204,7 +211,8 @@ def parse_catalog(
         c_what = name or "concepts.csv"
         e_what = edges_name or "edges.csv"
         concepts, c_lines = _concepts_from_csv(text, c_what)
-        edges, e_lines = ([], [])
+        edges: list[dict[str, Any]] = []
+        e_lines: list[int] = []
         if edges_csv is not None:
             edges, e_lines = _edges_from_csv(_decode(edges_csv, e_what), e_what)
         try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
+from typing import Any
 
 from spacy.lang.en.stop_words import STOP_WORDS
 
@@ -69,8 +70,10 @@ def is_common_phrase_name(name: str, threshold: float = COMMON_LOWER_ZIPF) -> bo
 
 def _evidence_cues() -> dict[str, tuple[int, frozenset[str], frozenset[str]]]:
     data = yaml_data("title_evidence.yaml")
-    return {lang: (int(data[lang]["window"]), frozenset(data[lang]["before"]), frozenset(data[lang]["after"]))
-            for lang in ("en", "zh")}
+    return {
+        lang: (int(data[lang]["window"]), frozenset(data[lang]["before"]), frozenset(data[lang]["after"]))
+        for lang in ("en", "zh")
+    }
 
 
 def _kind_types() -> frozenset[str]:
@@ -105,7 +108,7 @@ def catalog_keys(catalog: Catalog) -> dict[str, str]:
     """
     out: dict[str, str] = {}
     canon = [concept_key(c.name) for c in catalog.concepts]
-    for c, key in zip(catalog.concepts, canon):
+    for key in canon:
         out.setdefault(key, key)
     for c, key in zip(catalog.concepts, canon):
         for alias in c.aliases:
@@ -138,7 +141,7 @@ class CatalogMatcher:
         for i, k in enumerate(self.keys):
             self.key_index.setdefault(k, i)
         self.alias_keys: dict[str, str] = catalog_keys(catalog)
-        self._trie: dict[str, dict] = {}
+        self._trie: dict[str, Any] = {}
         # Names first, then aliases, then ids: the first pattern to claim a string keeps it.
         for i, c in enumerate(self.concepts):
             self._add(c.name, i)
@@ -159,8 +162,10 @@ class CatalogMatcher:
         if len(pattern) == 1 and is_cjk(pattern):
             return  # one Chinese character is a morpheme, not a name: too many false hits
         exact = None
-        if pattern.isascii() and pattern.isalpha() and (
-            len(pattern) <= 2 or pattern in STOP_WORDS or pattern in _COMMON_WORD_NAMES
+        if (
+            pattern.isascii()
+            and pattern.isalpha()
+            and (len(pattern) <= 2 or pattern in STOP_WORDS or pattern in _COMMON_WORD_NAMES)
         ):
             exact = unicodedata.normalize("NFKC", surface.strip())
         c = self.concepts[concept]
@@ -216,7 +221,11 @@ class CatalogMatcher:
                         continue
                 if entry.common and not self._evidence(text, start, end):
                     continue
-                if entry.common_lower and text[start:end].islower() and not self._evidence(text, start, end, strict=True):
+                if (
+                    entry.common_lower
+                    and text[start:end].islower()
+                    and not self._evidence(text, start, end, strict=True)
+                ):
                     continue
                 hit = CatalogMatch(start, end, entry.concept)
                 break
@@ -247,7 +256,8 @@ class CatalogMatcher:
             return True  # capitalised mid-sentence: "I loved Up"
         # A cue counts within the name's sentence only ("seen that movie. It looks good": no cue).
         prev_words = [] if prev[-1:] in _SENTENCE_END else [w.strip(",;:'\"").lower() for w in prev.split()[-window:]]
-        prev_words = prev_words[next((k + 1 for k in range(len(prev_words) - 1, -1, -1)
-                                      if prev_words[k][-1:] in _SENTENCE_END), 0):]
+        prev_words = prev_words[
+            next((k + 1 for k in range(len(prev_words) - 1, -1, -1) if prev_words[k][-1:] in _SENTENCE_END), 0) :
+        ]
         next_words = [w.strip(".,!?;:'\"").lower() for w in after.split()[:1]]
         return any(w in cues_before for w in prev_words) or any(w in cues_after for w in next_words)

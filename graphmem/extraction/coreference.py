@@ -47,8 +47,9 @@ _ZH_REFERENCE = re.compile(
 _EN_REFERENCE = re.compile(r"\b(?:he|she|him|her|his|it|its|they|them|this one|that one)\b", re.IGNORECASE)
 
 
-def carry_references(texts: Sequence[str], roles: Sequence[str], extractions: Sequence[TurnExtraction],
-                     prior: PriorTurn | None = None) -> list[TurnExtraction]:
+def carry_references(
+    texts: Sequence[str], roles: Sequence[str], extractions: Sequence[TurnExtraction], prior: PriorTurn | None = None
+) -> list[TurnExtraction]:
     """``extractions`` with a coreference mention added to each user turn that refers back.
 
     ``texts``/``roles``/``extractions`` are one session's turns in order; ``prior`` is
@@ -77,15 +78,25 @@ def _reference(text: str, ex: TurnExtraction, antecedents: Sequence[ConceptMenti
         return None
     own = {m.key for m in ex.concepts}
     floor = MIN_ANTECEDENT_CONFIDENCE.get(lang, 0.5)
-    candidates = [m for m in antecedents if m.confidence >= floor and m.key not in own
-                  and m.extractor is not ExtractorName.coreference]
+    candidates = [
+        m
+        for m in antecedents
+        if m.confidence >= floor and m.key not in own and m.extractor is not ExtractorName.coreference
+    ]
     if not candidates:
         return None
     target = min(candidates, key=lambda m: m.start)  # subject / topic position
     return ConceptMention(
-        key=target.key, name=target.name, type=target.type, language=lang, start=match.start(), end=match.end(),
-        surface=match.group(0), extractor=ExtractorName.coreference,
-        confidence=round(target.confidence * CONFIDENCE_FACTOR, 3), in_catalog=target.in_catalog,
+        key=target.key,
+        name=target.name,
+        type=target.type,
+        language=lang,
+        start=match.start(),
+        end=match.end(),
+        surface=match.group(0),
+        extractor=ExtractorName.coreference,
+        confidence=round(target.confidence * CONFIDENCE_FACTOR, 3),
+        in_catalog=target.in_catalog,
     )
 
 

@@ -19,22 +19,17 @@ from spacy.tokens import Doc
 
 from graphmem.errors import InvalidInput
 from graphmem.extraction import pipelines
+from graphmem.extraction.candidates import Candidate, overlaps, reject_reason
 from graphmem.extraction.catalog_matcher import CatalogMatcher, catalog_keys
 from graphmem.extraction.coreference import carry_references
+from graphmem.extraction.en.candidates import english_candidates
 from graphmem.extraction.language import EN, ZH, detect_language
 from graphmem.extraction.lexical import category_words, is_category
 from graphmem.extraction.normalize import concept_key, sanitize
-from graphmem.extraction.open_vocab import (
-    Candidate,
-    ZhLexicon,
-    chinese_candidates,
-    english_candidates,
-    overlaps,
-    reject_reason,
-)
 from graphmem.extraction.relations import extract_relations
 from graphmem.extraction.replies import attach_replies
 from graphmem.extraction.stances import ReplyStance, analyse_turn
+from graphmem.extraction.zh.candidates import ZhLexicon, chinese_candidates
 from graphmem.models import (
     ROLES,
     Catalog,
@@ -59,14 +54,19 @@ MAX_SKIPPED = 50  # per turn: enough to debug, bounded for huge turns
 class ConceptExtractor:
     """Concept, relation and stance extraction for one tenant catalog (or none)."""
 
-    def __init__(self, catalog: Catalog | None = None, settings: Settings | None = None, *, use_ner: bool = True) -> None:
+    def __init__(
+        self, catalog: Catalog | None = None, settings: Settings | None = None, *, use_ner: bool = True
+    ) -> None:
         self.settings = settings or get_settings()
         self.catalog = catalog
         self.matcher = CatalogMatcher(catalog) if catalog is not None and catalog.concepts else None
         # Words heading several catalog names ("framework", "api", "movie"): the tenant's kinds of
         # thing, never an open-vocabulary concept of their own (graphmem/specificity.py).
-        self.categories = category_words(
-            [n for c in catalog.concepts for n in (c.name, *c.aliases)]) if self.matcher is not None and catalog else frozenset()
+        self.categories = (
+            category_words([n for c in catalog.concepts for n in (c.name, *c.aliases)])
+            if self.matcher is not None and catalog
+            else frozenset()
+        )
         self.use_ner = use_ner
         self.max_chars = max(1, self.settings.max_text_chars)
         self.batch_size = max(1, self.settings.extraction_batch_size)
@@ -94,7 +94,7 @@ class ConceptExtractor:
             # NER is half the pipeline's cost; it only runs where an entity can be
             # (a capitalised word not opening a sentence, a proper noun, a code-like word).
             need = [d for d in docs if _needs_ner(d)]
-            for _ in nlp.get_pipe("ner").pipe(need, batch_size=self.batch_size):
+            for _ in nlp.get_pipe("ner").pipe(need, batch_size=self.batch_size):  # type: ignore[attr-defined]
                 pass
         return iter(docs)
 
@@ -103,8 +103,9 @@ class ConceptExtractor:
 
     # -- entry point ------------------------------------------------------------
 
-    def extract(self, texts: Sequence[str], roles: Sequence[str] | None = None,
-                prior: PriorTurn | None = None) -> list[TurnExtraction]:
+    def extract(
+        self, texts: Sequence[str], roles: Sequence[str] | None = None, prior: PriorTurn | None = None
+    ) -> list[TurnExtraction]:
         """One TurnExtraction per text. With ``roles``, the texts are one session's turns in
         order and a user turn referring back to the assistant turn before it ("he", 这部电影)
         also mentions what that turn named (coreference.py); ``prior`` is the stored turn
@@ -128,7 +129,11 @@ class ConceptExtractor:
             text = raw
             if len(text) > self.max_chars:
                 # Spans stay valid for the original: only its head is read.
-                skipped.append(SkippedCandidate(text=f"<{len(text) - self.max_chars} chars after {self.max_chars}>", reason="truncated"))
+                skipped.append(
+                    SkippedCandidate(
+                        text=f"<{len(text) - self.max_chars} chars after {self.max_chars}>", reason="truncated"
+                    )
+                )
                 text = text[: self.max_chars]
             text = sanitize(text)
             lang = detect_language(text)
@@ -144,7 +149,7 @@ class ConceptExtractor:
             run = self._run_zh if lang == ZH else self._run_en
             docs = list(run([prepared[i][0] for i in idxs]))
             # Chinese names established anywhere in the batch (a cue, a title, a recurring
-            # merge) are looked up in every turn of it: see open_vocab.ZhLexicon.
+            # merge) are looked up in every turn of it: see zh.candidates.ZhLexicon.
             lexicon = ZhLexicon.build(docs, pipelines.jieba_tags()) if lang == ZH else None
             for i, doc in zip(idxs, docs):
                 text, _, skipped = prepared[i]
@@ -160,8 +165,16 @@ class ConceptExtractor:
 
     # -- one turn -------------------------------------------------------------------
 
-    def _one(self, original: str, text: str, lang: str, doc: Doc, role: str, skipped: list[SkippedCandidate],
-             lexicon: ZhLexicon | None = None) -> tuple[TurnExtraction, ReplyStance | None]:
+    def _one(
+        self,
+        original: str,
+        text: str,
+        lang: str,
+        doc: Doc,
+        role: str,
+        skipped: list[SkippedCandidate],
+        lexicon: ZhLexicon | None = None,
+    ) -> tuple[TurnExtraction, ReplyStance | None]:
         max_len = self.settings.max_name_length
         mentions: list[ConceptMention] = []
         taken: list[tuple[int, int]] = []
@@ -174,9 +187,16 @@ class ConceptExtractor:
                     continue
                 mentions.append(
                     ConceptMention(
-                        key=self.matcher.keys[hit.concept], name=concept.name, type=concept.type, language=lang,
-                        start=hit.start, end=hit.end, surface=surface, extractor=ExtractorName.catalog,
-                        confidence=CONF_CATALOG, in_catalog=True,
+                        key=self.matcher.keys[hit.concept],
+                        name=concept.name,
+                        type=concept.type,
+                        language=lang,
+                        start=hit.start,
+                        end=hit.end,
+                        surface=surface,
+                        extractor=ExtractorName.catalog,
+                        confidence=CONF_CATALOG,
+                        in_catalog=True,
                     )
                 )
                 taken.append((hit.start, hit.end))
@@ -203,18 +223,29 @@ class ConceptExtractor:
             if found.cue_mentions:  # "second nature" is how the user said it, not what about
                 dropped = set(found.cue_mentions)
                 mentions = [m for m in mentions if (m.start, m.end) not in dropped]
-                relations = [r for r in relations if r.source_key in {m.key for m in mentions}
-                             and r.target_key in {m.key for m in mentions}]
+                relations = [
+                    r
+                    for r in relations
+                    if r.source_key in {m.key for m in mentions} and r.target_key in {m.key for m in mentions}
+                ]
         if original[: len(text)] != text:
             # Cues were read on the sanitised copy; report the caller's characters.
-            for item in (*relations, *stances):
-                item.cue = original[item.start : item.end]
+            for relation in relations:
+                relation.cue = original[relation.start : relation.end]
+            for stance in stances:
+                stance.cue = original[stance.start : stance.end]
             if reply is not None:
-                reply = ReplyStance(reply.stance, reply.start, reply.end, original[reply.start : reply.end], reply.confidence)
-        return (TurnExtraction(language=lang, concepts=mentions, relations=relations, stances=stances, skipped=skipped),
-                reply)
+                reply = ReplyStance(
+                    reply.stance, reply.start, reply.end, original[reply.start : reply.end], reply.confidence
+                )
+        return (
+            TurnExtraction(language=lang, concepts=mentions, relations=relations, stances=stances, skipped=skipped),
+            reply,
+        )
 
-    def _open_mention(self, original: str, text: str, lang: str, c: Candidate, max_len: int, skipped: list[SkippedCandidate]) -> ConceptMention | None:
+    def _open_mention(
+        self, original: str, text: str, lang: str, c: Candidate, max_len: int, skipped: list[SkippedCandidate]
+    ) -> ConceptMention | None:
         start, end = c.start, c.end
         raw = text[start:end]
         # Trim whitespace and quotes the tokenizer left attached.
@@ -232,13 +263,14 @@ class ConceptExtractor:
         if reason is not None:
             _skip(skipped, surface, reason)
             return None
-        ctype: ConceptType | None = ConceptType.skill if c.label == "operation" else _NER_TYPES.get(c.label)
+        ctype: ConceptType | str | None = ConceptType.skill if c.label == "operation" else _NER_TYPES.get(c.label)
         name = clean_name(c.name or surface, max_len)
         in_catalog = False
         if self.matcher is not None:
             idx = self.matcher.resolve(key)
-            if idx is not None and (key in self.matcher.common_keys
-                                    or key in self.matcher.common_lower_keys and surface.islower()):
+            if idx is not None and (
+                key in self.matcher.common_keys or key in self.matcher.common_lower_keys and surface.islower()
+            ):
                 # A catalog name that is also a common word, here without evidence (catalog_matcher).
                 _skip(skipped, surface, "common_word_name")
                 return None
@@ -252,8 +284,16 @@ class ConceptExtractor:
             _skip(skipped, surface, "too_long" if name else "empty")
             return None
         return ConceptMention(
-            key=key, name=name, type=ctype, language=lang, start=start, end=end, surface=surface,
-            extractor=c.extractor, confidence=c.confidence, in_catalog=in_catalog,
+            key=key,
+            name=name,
+            type=ctype,
+            language=lang,
+            start=start,
+            end=end,
+            surface=surface,
+            extractor=c.extractor,
+            confidence=c.confidence,
+            in_catalog=in_catalog,
         )
 
 
@@ -283,7 +323,11 @@ def _needs_ner(doc: Doc) -> bool:
     toks = list(doc)
     for i in range(len(toks) - 2):
         a, join, b = toks[i], toks[i + 1], toks[i + 2]
-        if a.text[:1].isupper() and b.text[:1].isupper() and join.lower_ in _NAME_JOINERS \
-                and (a.pos_ == "PROPN" or b.pos_ == "PROPN" or not a.is_sent_start):
+        if (
+            a.text[:1].isupper()
+            and b.text[:1].isupper()
+            and join.lower_ in _NAME_JOINERS
+            and (a.pos_ == "PROPN" or b.pos_ == "PROPN" or not a.is_sent_start)
+        ):
             return True
     return False

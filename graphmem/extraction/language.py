@@ -21,7 +21,7 @@ ZH = "zh"
 
 
 def detect_language(text: str) -> str:
-    """"zh" or "en" (the default for empty, numeric or emoji-only turns)."""
+    """ "zh" or "en" (the default for empty, numeric or emoji-only turns)."""
     cjk = 0
     for ch in text:
         if ch >= "\u3040" and is_cjk(ch):

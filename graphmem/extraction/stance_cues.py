@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -18,8 +18,21 @@ import yaml
 from graphmem.models import Stance
 
 LANGUAGES = ("en", "zh")
-CONTEXT_KEYS = ("others", "others_or_things", "self", "past", "now", "negators", "hedges", "intensifiers", "clause_breaks", "hypothetical",
-                "thing_subject", "sentiment_ignore", "agreement")
+CONTEXT_KEYS = (
+    "others",
+    "others_or_things",
+    "self",
+    "past",
+    "now",
+    "negators",
+    "hedges",
+    "intensifiers",
+    "clause_breaks",
+    "hypothetical",
+    "thing_subject",
+    "sentiment_ignore",
+    "agreement",
+)
 
 
 @dataclass(frozen=True)
@@ -71,7 +84,7 @@ def _alt(fragments: list[str], en: bool) -> str:
     return _words("(?:" + "|".join(f"(?:{f})" for f in ordered) + ")", en)
 
 
-@lru_cache(maxsize=None)
+@cache
 def cues(language: str) -> CueSet:
     lang = "zh" if language == "zh" else "en"
     data = raw(lang)
@@ -85,12 +98,15 @@ def cues(language: str) -> CueSet:
         neg = spec.get("negated")
         bm = before.get(name)
         q = in_q.get(name)
-        classes.append(CueClass(
-            stance=Stance(name), negated=Stance(neg) if neg else None,
-            pattern=re.compile(_alt(spec["cues"], en), flags),
-            before=re.compile(rf"(?:{_alt(bm, en)})\s*$", flags) if bm else None,
-            question=re.compile(_alt(q, en), flags) if q else None,
-        ))
+        classes.append(
+            CueClass(
+                stance=Stance(name),
+                negated=Stance(neg) if neg else None,
+                pattern=re.compile(_alt(spec["cues"], en), flags),
+                before=re.compile(rf"(?:{_alt(bm, en)})\s*$", flags) if bm else None,
+                question=re.compile(_alt(q, en), flags) if q else None,
+            )
+        )
 
     def ctx(key: str, anchored: bool = False) -> re.Pattern[str]:
         body = _words(data[key], en) if key not in ("hypothetical", "thing_subject") else data[key]
@@ -98,16 +114,32 @@ def cues(language: str) -> CueSet:
             # "haven't", "dont": the negation is glued to its verb (and "want", "Rent" are no negation)
             body = rf"(?:(?<![\w'])(?:do|does|did|is|was|are|were|have|has|had|ca|can|could|would|should|wo|ai|must|need)n'?t(?!\w)|{body})"
         if anchored:  # negation right before a cue: up to two adverbs between ("not really", 不太)
-            gap = (r"(?:\s+(?:really|actually|even|ever|quite|that|too|very|so|particularly|much|exactly|necessarily|always"
-                   r"|all|at|want|wanna|to|be|been|gonna|going|yet|think|feel|seem|a|big|huge|fan|of|the))*\s*$") if en else r"(?:太|怎么|是很|是|再|还|一直|真的|完全|一点也|一点都)?$"
+            gap = (
+                (
+                    r"(?:\s+(?:really|actually|even|ever|quite|that|too|very|so|particularly|much|exactly|necessarily|always"
+                    r"|all|at|want|wanna|to|be|been|gonna|going|yet|think|feel|seem|a|big|huge|fan|of|the))*\s*$"
+                )
+                if en
+                else r"(?:太|怎么|是很|是|再|还|一直|真的|完全|一点也|一点都)?$"
+            )
             body = body + gap
         return re.compile(body, flags)
 
     return CueSet(
-        language=lang, classes=tuple(classes), others=ctx("others"), others_or_things=ctx("others_or_things"), self_=ctx("self"), past=ctx("past"),
-        now=ctx("now"), negators=ctx("negators", anchored=True), hedges=ctx("hedges"),
-        intensifiers=ctx("intensifiers"), clause_breaks=ctx("clause_breaks"), hypothetical=ctx("hypothetical"),
-        thing_subject=ctx("thing_subject"), sentiment_ignore=ctx("sentiment_ignore"),
+        language=lang,
+        classes=tuple(classes),
+        others=ctx("others"),
+        others_or_things=ctx("others_or_things"),
+        self_=ctx("self"),
+        past=ctx("past"),
+        now=ctx("now"),
+        negators=ctx("negators", anchored=True),
+        hedges=ctx("hedges"),
+        intensifiers=ctx("intensifiers"),
+        clause_breaks=ctx("clause_breaks"),
+        hypothetical=ctx("hypothetical"),
+        thing_subject=ctx("thing_subject"),
+        sentiment_ignore=ctx("sentiment_ignore"),
         agreement=re.compile(data["agreement"], flags),
     )
 

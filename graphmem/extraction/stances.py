@@ -48,7 +48,9 @@ VADER_THRESHOLD = 0.3  # |compound| at or above this counts; VADER's own "neutra
 
 _EN_SPLIT = re.compile(r"[,;:()\"“”]|\s[-–—]+\s|\.\.+")
 _ZH_SPLIT = re.compile(r"[，,；;：:、（）()“”\"]|\.\.+|…+")
-_LIST_REST = re.compile(r"^[\s,，、&/]*(?:(?:and|or|also|the|as well as|plus|和|跟|与|及|以及|还有|或者?|或)[\s,，、]*)*$", re.IGNORECASE)
+_LIST_REST = re.compile(
+    r"^[\s,，、&/]*(?:(?:and|or|also|the|as well as|plus|和|跟|与|及|以及|还有|或者?|或)[\s,，、]*)*$", re.IGNORECASE
+)
 _QUESTION_END = re.compile(r"(?:[?？]|吗|么|呢)\s*[\"”')）]*\s*$")
 
 
@@ -96,12 +98,16 @@ def _norm_quotes(s: str) -> str:
     return s.replace("\u2019", "'").replace("\u2018", "'")
 
 
-def extract_stances(text: str, language: str, sentences: list[tuple[int, int]], mentions: list[ConceptMention]) -> list[StanceMention]:
+def extract_stances(
+    text: str, language: str, sentences: list[tuple[int, int]], mentions: list[ConceptMention]
+) -> list[StanceMention]:
     """One StanceMention per concept the user takes a stance on. `mentions` sorted by start."""
     return analyse_turn(text, language, sentences, mentions).stances
 
 
-def analyse_turn(text: str, language: str, sentences: list[tuple[int, int]], mentions: list[ConceptMention]) -> TurnStances:
+def analyse_turn(
+    text: str, language: str, sentences: list[tuple[int, int]], mentions: list[ConceptMention]
+) -> TurnStances:
     cs = cues(language)
     src = _norm_quotes(text)  # same length: spans stay valid
     clauses = split_clauses(src, cs, sentences, mentions)
@@ -122,9 +128,18 @@ def analyse_turn(text: str, language: str, sentences: list[tuple[int, int]], men
         if inside:
             # An open-vocabulary "concept" that is a cue itself ("Meh", "second nature") is how the user
             # said it, not what about.
-            cued = [m for m in inside if not m.in_catalog and (
-                any(cc.pattern.fullmatch(src[m.start : m.end]) for cc in cs.classes)
-                or d is not None and m.start < d.end and d.start < m.end and d.end - d.start < cl.end - cl.start)]
+            cued = [
+                m
+                for m in inside
+                if not m.in_catalog
+                and (
+                    any(cc.pattern.fullmatch(src[m.start : m.end]) for cc in cs.classes)
+                    or d is not None
+                    and m.start < d.end
+                    and d.start < m.end
+                    and d.end - d.start < cl.end - cl.start
+                )
+            ]
             if cued:
                 cue_mentions.extend((m.start, m.end) for m in cued)
                 inside = [m for m in inside if m not in cued]
@@ -133,7 +148,7 @@ def analyse_turn(text: str, language: str, sentences: list[tuple[int, int]], men
         named = named or any(_name_like(m) for m in inside)
         if d is not None and d.stance is not None and not named:
             # The newest such clause is the reply ("那部我看过，挺无聊的": seen it, and it was boring).
-            reply = ReplyStance(d.stance, d.start, d.end, text[d.start:d.end], d.confidence)
+            reply = ReplyStance(d.stance, d.start, d.end, text[d.start : d.end], d.confidence)
         if inside:
             if d is None and previous is not None and previous.stance is not None and _is_list_rest(src, cl, inside):
                 d = previous  # "I want to learn Python, Django and Flask": the list shares the stance
@@ -157,8 +172,17 @@ def analyse_turn(text: str, language: str, sentences: list[tuple[int, int]], men
     for m, d, past in sorted(current.values(), key=lambda x: x[0].start):
         if d.stance is None or (past and d.stance is not Stance.knows):
             continue  # "used to love X" with nothing after it: not a current stance
-        out.append(StanceMention(key=m.key, name=m.name, stance=d.stance, start=d.start, end=d.end,
-                                 cue=text[d.start:d.end], confidence=d.confidence))
+        out.append(
+            StanceMention(
+                key=m.key,
+                name=m.name,
+                stance=d.stance,
+                start=d.start,
+                end=d.end,
+                cue=text[d.start : d.end],
+                confidence=d.confidence,
+            )
+        )
     return TurnStances(out, reply, cue_mentions)
 
 
@@ -167,8 +191,9 @@ def _name_like(m: ConceptMention) -> bool:
     return m.in_catalog or m.confidence >= NAME_CONFIDENCE
 
 
-def split_clauses(src: str, cs: CueSet, sentences: list[tuple[int, int]],
-                  mentions: Sequence[ConceptMention] = ()) -> list[Clause]:
+def split_clauses(
+    src: str, cs: CueSet, sentences: list[tuple[int, int]], mentions: Sequence[ConceptMention] = ()
+) -> list[Clause]:
     """Clauses of each sentence; never cut inside a mention ("Kill Bill: Volume 2", "Crazy, Stupid, Love")."""
     out: list[Clause] = []
     splitter = _ZH_SPLIT if cs.language == "zh" else _EN_SPLIT
@@ -186,12 +211,23 @@ def split_clauses(src: str, cs: CueSet, sentences: list[tuple[int, int]],
             piece = sent[a:b]
             # A question is the clause that ends in "?"/吗, or the last clause of a sentence that does.
             question = bool(_QUESTION_END.search(piece)) or (asks and n == len(pieces) - 1)
-            out.append(Clause(s_start + a, s_start + b, question, bool(cs.past.search(piece)), bool(cs.now.search(piece)),
-                              s_start, bool(cs.hypothetical.search(piece))))
+            out.append(
+                Clause(
+                    s_start + a,
+                    s_start + b,
+                    question,
+                    bool(cs.past.search(piece)),
+                    bool(cs.now.search(piece)),
+                    s_start,
+                    bool(cs.hypothetical.search(piece)),
+                )
+            )
     return out
 
 
-def decide(src: str, cs: CueSet, cl: Clause, inside: list[ConceptMention], other: bool = False) -> tuple[Decision | None, bool]:
+def decide(
+    src: str, cs: CueSet, cl: Clause, inside: list[ConceptMention], other: bool = False
+) -> tuple[Decision | None, bool]:
     """The clause's stance from its cues (None: no cue speaks for the user here) and whether its
     subject is someone other than the user (carried to the next clause of the sentence)."""
     text = src[cl.start : cl.end]
@@ -215,7 +251,11 @@ def decide(src: str, cs: CueSet, cl: Clause, inside: list[ConceptMention], other
     if not hits:
         return None, other_here
     # Inside a catalog name a cue is part of the name (a cue around a name, "passed the SQL exam", counts) ("Love Actually", 《喜欢你》), not a stance.
-    hits = [h for h in hits if not any(m.in_catalog and m.start - cl.start <= h[0] and h[1] <= m.end - cl.start for m in inside)]
+    hits = [
+        h
+        for h in hits
+        if not any(m.in_catalog and m.start - cl.start <= h[0] and h[1] <= m.end - cl.start for m in inside)
+    ]
     # Longest first: an overlapping shorter cue is part of a longer one ("not a fan" holds "fan").
     hits.sort(key=lambda h: (-(h[1] - h[0]), h[2], h[0]))
     kept: list[tuple[int, int, int]] = []

@@ -53,8 +53,7 @@ def _text(message: BaseMessage) -> str:
 
 
 def _turns(messages: Sequence[BaseMessage]) -> list[TurnIn]:
-    return [TurnIn(turn_id=m.id, role=ROLES[m.type], text=_text(m))  # type: ignore[arg-type]
-            for m in messages if m.type in ROLES and _text(m)]
+    return [TurnIn(turn_id=m.id, role=ROLES[m.type], text=_text(m)) for m in messages if m.type in ROLES and _text(m)]
 
 
 def _last_human(messages: Sequence[BaseMessage]) -> int | None:
@@ -68,16 +67,24 @@ def _since_last_model_turn(messages: Sequence[BaseMessage]) -> list[BaseMessage]
     """The turns after the model's last answer: what the user said since."""
     for i in range(len(messages) - 1, -1, -1):
         if isinstance(messages[i], AIMessage):
-            return list(messages[i + 1:])
+            return list(messages[i + 1 :])
     return list(messages)
 
 
 class GraphMemMemory:
     """graphmem as a LangGraph memory: give it a sync client, an async client, or both."""
 
-    def __init__(self, client: GraphMemClient | None = None, aclient: AsyncGraphMemClient | None = None, *,
-                 user_key: str = "user_id", scope: str = "learning", max_tokens: int | None = None,
-                 format: str = "xml", fail_open: bool = False) -> None:
+    def __init__(
+        self,
+        client: GraphMemClient | None = None,
+        aclient: AsyncGraphMemClient | None = None,
+        *,
+        user_key: str = "user_id",
+        scope: str = "learning",
+        max_tokens: int | None = None,
+        format: str = "xml",
+        fail_open: bool = False,
+    ) -> None:
         if client is None and aclient is None:
             raise ValueError("GraphMemMemory needs a GraphMemClient, an AsyncGraphMemClient, or both")
         self.client = client
@@ -99,8 +106,10 @@ class GraphMemMemory:
         configurable = (config or {}).get("configurable", {})
         user_id = configurable.get(self.user_key)
         if not user_id:
-            raise ValueError(f"graphmem needs the user: invoke the graph with "
-                             f"config={{'configurable': {{'{self.user_key}': ..., 'thread_id': ...}}}}")
+            raise ValueError(
+                f"graphmem needs the user: invoke the graph with "
+                f"config={{'configurable': {{'{self.user_key}': ..., 'thread_id': ...}}}}"
+            )
         return str(user_id), str(configurable.get("thread_id") or "default")
 
     @staticmethod
@@ -112,8 +121,12 @@ class GraphMemMemory:
     def _context_kwargs(self, messages: Sequence[BaseMessage]) -> dict[str, Any]:
         last = _last_human(messages)
         focus = _text(messages[last]) if last is not None else None
-        return {"focus": focus[:20_000] if focus else None, "scope": self.scope, "max_tokens": self.max_tokens,
-                "format": self.format}
+        return {
+            "focus": focus[:20_000] if focus else None,
+            "scope": self.scope,
+            "max_tokens": self.max_tokens,
+            "format": self.format,
+        }
 
     def _sync(self) -> GraphMemClient:
         if self.client is None:
@@ -155,7 +168,7 @@ class GraphMemMemory:
         user_id, session_id = self.ids(config)
         messages = state["messages"]
         last = _last_human(messages)
-        if new := _turns(messages[last + 1:] if last is not None else messages):
+        if new := _turns(messages[last + 1 :] if last is not None else messages):
             try:
                 self._sync().ingest(user_id, session_id, new)
             except ApiError as exc:
@@ -186,7 +199,7 @@ class GraphMemMemory:
         user_id, session_id = self.ids(config)
         messages = state["messages"]
         last = _last_human(messages)
-        if new := _turns(messages[last + 1:] if last is not None else messages):
+        if new := _turns(messages[last + 1 :] if last is not None else messages):
             try:
                 await self._async().ingest(user_id, session_id, new)
             except ApiError as exc:

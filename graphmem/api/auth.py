@@ -33,8 +33,7 @@ class KeyRing:
         if not self.enabled:
             return self.default_tenant
         if not authorization:
-            raise AuthError("missing Authorization header; send `Authorization: Bearer <key>`",
-                            code="MISSING_API_KEY")
+            raise AuthError("missing Authorization header; send `Authorization: Bearer <key>`", code="MISSING_API_KEY")
         scheme, _, token = authorization.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise AuthError("Authorization must be `Bearer <key>`", code="MALFORMED_API_KEY")
@@ -70,6 +69,9 @@ def load_keyring(settings: Settings) -> KeyRing:
             keys.update(parse_keys(",".join(ln for ln in text.splitlines() if ln and not ln.startswith("#"))))
     ring = KeyRing(keys, settings.default_tenant)
     if not ring.enabled:
-        log.warning("*** graphmem runs WITHOUT API keys: single tenant %r, authentication OFF. "
-                    "Set GRAPHMEM_API_KEYS=key:tenant,... before exposing it. ***", settings.default_tenant)
+        log.warning(
+            "*** graphmem runs WITHOUT API keys: single tenant %r, authentication OFF. "
+            "Set GRAPHMEM_API_KEYS=key:tenant,... before exposing it. ***",
+            settings.default_tenant,
+        )
     return ring

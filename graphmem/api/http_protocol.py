@@ -12,9 +12,17 @@ import json
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-_BODY = json.dumps({"error": {"code": "BAD_HTTP_REQUEST", "message": (
-    "the HTTP request could not be parsed (a control character in a header or the request line, a URL "
-    "over 64 KB, or malformed HTTP)")}}).encode("ascii")
+_BODY = json.dumps(
+    {
+        "error": {
+            "code": "BAD_HTTP_REQUEST",
+            "message": (
+                "the HTTP request could not be parsed (a control character in a header or the request line, a URL "
+                "over 64 KB, or malformed HTTP)"
+            ),
+        }
+    }
+).encode("ascii")
 
 
 class JsonErrorHttpProtocol(HttpToolsProtocol):
@@ -22,8 +30,14 @@ class JsonErrorHttpProtocol(HttpToolsProtocol):
         content = [b"HTTP/1.1 400 Bad Request\r\n"]
         for name, value in self.server_state.default_headers:
             content.extend([name, b": ", value, b"\r\n"])
-        content.extend([b"content-type: application/json\r\n",
-                        b"content-length: " + str(len(_BODY)).encode("ascii") + b"\r\n",
-                        b"connection: close\r\n", b"\r\n", _BODY])
+        content.extend(
+            [
+                b"content-type: application/json\r\n",
+                b"content-length: " + str(len(_BODY)).encode("ascii") + b"\r\n",
+                b"connection: close\r\n",
+                b"\r\n",
+                _BODY,
+            ]
+        )
         self.transport.write(b"".join(content))
         self.transport.close()

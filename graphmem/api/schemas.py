@@ -14,11 +14,24 @@ Format = Literal["xml", "markdown", "json"]
 
 
 class IngestRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
-        "session_id": "week2",
-        "turns": [{"turn_id": "w2-1", "role": "user", "text": "我已经学过Python基础了，现在想学Django框架。",
-                   "ts": "2026-11-23T10:00:00Z"}],
-    }]})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "session_id": "week2",
+                    "turns": [
+                        {
+                            "turn_id": "w2-1",
+                            "role": "user",
+                            "text": "我已经学过Python基础了，现在想学Django框架。",
+                            "ts": "2026-11-23T10:00:00Z",
+                        }
+                    ],
+                }
+            ]
+        },
+    )
 
     session_id: str = Field(min_length=1, max_length=128)
     turns: list[TurnIn] = Field(min_length=1, max_length=512)
@@ -34,8 +47,9 @@ class ContextRequest(BaseModel):
     format: Format = "xml"
     evidence: bool = Field(default=False, strict=True)
     tag: str | None = Field(default=None, max_length=64, description="custom tag name (an XML name)")
-    prompt: str | None = Field(default=None, max_length=2_000_000,
-                               description="the prompt being assembled, for loop detection")
+    prompt: str | None = Field(
+        default=None, max_length=2_000_000, description="the prompt being assembled, for loop detection"
+    )
     as_of: datetime | None = Field(default=None, description="answer as the user model stood then (ISO 8601)")
 
 

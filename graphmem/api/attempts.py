@@ -1,3 +1,5 @@
+# mypy: disable-error-code="valid-type,attr-defined"
+# (Tenant and Memory are the app's Annotated dependencies passed in at run time; mypy cannot see them as types.)
 """Learner-model endpoints: graded attempts (BKT mastery) and per-concept BKT fits.
 
 Included by :func:`api.app.create_app` with the app's own tenant and memory dependencies, so
@@ -24,32 +26,60 @@ def build_router(tenant_dep: Any, memory_dep: Any, errors: dict[Any, dict[str, A
     UserId = Annotated[str, Path(min_length=1, max_length=128, description="the user's id within the tenant")]
     conflict = {**errors, 409: {"model": ErrorResponse, "description": "ATTEMPT_ID_CONFLICT"}}
 
-    @router.post("/v1/users/{user_id}/attempts", tags=["learner"], responses=conflict,
-                 dependencies=[Depends(require_json)],
-                 summary="Record graded attempts (idempotent by attempt_id); returns predicted and mastery")
-    def post_attempts(user_id: UserId, body: AttemptsRequest, tenant: Tenant,  # type: ignore[valid-type]
-                      mem: Memory) -> dict[str, Any]:  # type: ignore[valid-type]
+    @router.post(
+        "/v1/users/{user_id}/attempts",
+        tags=["learner"],
+        responses=conflict,
+        dependencies=[Depends(require_json)],
+        summary="Record graded attempts (idempotent by attempt_id); returns predicted and mastery",
+    )
+    def post_attempts(
+        user_id: UserId,
+        body: AttemptsRequest,
+        tenant: Tenant,
+        mem: Memory,
+    ) -> dict[str, Any]:
         """For each attempt: `predicted`, P(correct) before it was applied (BKT), and `mastery` after it.
         A re-sent attempt_id with the same content is a duplicate (its stored figures are returned); with
         other content the whole request is refused with 409 ATTEMPT_ID_CONFLICT and nothing is stored."""
         return mem.learner.record(tenant, user_id, body.attempts)
 
-    @router.get("/v1/users/{user_id}/attempts", tags=["learner"], responses=errors,
-                summary="A user's attempts on one concept, with BKT figures and validity spans")
-    def get_attempts(user_id: UserId, tenant: Tenant, mem: Memory,  # type: ignore[valid-type]
-                     concept: Annotated[str, Query(min_length=1, max_length=200)]) -> dict[str, Any]:
+    @router.get(
+        "/v1/users/{user_id}/attempts",
+        tags=["learner"],
+        responses=errors,
+        summary="A user's attempts on one concept, with BKT figures and validity spans",
+    )
+    def get_attempts(
+        user_id: UserId,
+        tenant: Tenant,
+        mem: Memory,
+        concept: Annotated[str, Query(min_length=1, max_length=200)],
+    ) -> dict[str, Any]:
         return {"user_id": user_id, "concept": concept, "attempts": mem.learner.attempts(tenant, user_id, concept)}
 
-    @router.post("/v1/kt/fit", tags=["learner"], responses=errors, dependencies=[Depends(require_json)],
-                 summary="Fit BKT parameters per concept from the tenant's attempts (pyBKT EM); stored, versioned")
-    async def post_fit(tenant: Tenant, mem: Memory,  # type: ignore[valid-type]
-                       body: Annotated[KTFitRequest | None, Body()] = None) -> dict[str, Any]:
+    @router.post(
+        "/v1/kt/fit",
+        tags=["learner"],
+        responses=errors,
+        dependencies=[Depends(require_json)],
+        summary="Fit BKT parameters per concept from the tenant's attempts (pyBKT EM); stored, versioned",
+    )
+    async def post_fit(
+        tenant: Tenant,
+        mem: Memory,
+        body: Annotated[KTFitRequest | None, Body()] = None,
+    ) -> dict[str, Any]:
         # EM is CPU work for seconds: off the event loop.
         return await run_in_threadpool(mem.learner.fit, tenant, body)
 
-    @router.get("/v1/kt/params", tags=["learner"], responses=errors,
-                summary="The tenant's BKT parameters: defaults, fitted values per concept, fit history")
-    def get_params(tenant: Tenant, mem: Memory) -> dict[str, Any]:  # type: ignore[valid-type]
+    @router.get(
+        "/v1/kt/params",
+        tags=["learner"],
+        responses=errors,
+        summary="The tenant's BKT parameters: defaults, fitted values per concept, fit history",
+    )
+    def get_params(tenant: Tenant, mem: Memory) -> dict[str, Any]:
         return mem.learner.params(tenant)
 
     return router

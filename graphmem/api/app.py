@@ -24,8 +24,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from graphmem.errors import GraphmemError, InvalidCatalog, StoreUnavailable
-from graphmem.models import ContextResult
+from graphmem.extraction.catalog_io import Format as CatalogFormat
 from graphmem.extraction.catalog_io import parse_catalog
+from graphmem.models import ContextResult
 from graphmem.service import GraphMemory
 from graphmem.settings import Settings, get_settings
 
@@ -33,7 +34,8 @@ from .attempts import build_router as learner_router
 from .auth import KeyRing, load_keyring
 from .limits import RequestLimits, require_json
 from .metrics import Metrics
-from .schemas import ContextRequest, ErrorResponse, Format, IngestRequest, Scope as ScopeName
+from .schemas import ContextRequest, ErrorResponse, Format, IngestRequest
+from .schemas import Scope as ScopeName
 
 log = logging.getLogger("graphmem.api")
 
@@ -86,7 +88,7 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
                     mem.start()
                     log.info("graphmem ready: schema applied, pipelines loaded")
                     return
-                except Exception as exc:  # noqa: BLE001 - retried until Neo4j answers
+                except Exception as exc:
                     log.warning("start-up not complete yet (%s); retrying in 2 s", exc)
                     time.sleep(2)
 
@@ -156,15 +158,20 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
     @app.exception_handler(neo4j_errors.DriverError)
     async def driver_error(request: Request, exc: neo4j_errors.DriverError) -> JSONResponse:
         metrics.neo4j_errors.inc()
-        return error_response(503, "STORE_UNAVAILABLE", f"Neo4j is unreachable ({type(exc).__name__}); retry shortly",
-                              {"Retry-After": "5"})
+        return error_response(
+            503,
+            "STORE_UNAVAILABLE",
+            f"Neo4j is unreachable ({type(exc).__name__}); retry shortly",
+            {"Retry-After": "5"},
+        )
 
     @app.exception_handler(neo4j_errors.Neo4jError)
     async def neo4j_error(request: Request, exc: neo4j_errors.Neo4jError) -> JSONResponse:
         metrics.neo4j_errors.inc()
         if isinstance(exc, (neo4j_errors.TransientError, neo4j_errors.DatabaseUnavailable)):
-            return error_response(503, "STORE_UNAVAILABLE", "Neo4j is busy or unavailable; retry shortly",
-                                  {"Retry-After": "5"})
+            return error_response(
+                503, "STORE_UNAVAILABLE", "Neo4j is busy or unavailable; retry shortly", {"Retry-After": "5"}
+            )
         log.exception("Neo4j error")
         return error_response(500, "STORE_ERROR", "the graph store failed; nothing was changed")
 
@@ -198,8 +205,12 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["ops"], summary="Neo4j reachable, schema applied, models loaded",
-             responses={503: {"description": "not ready"}})
+    @app.get(
+        "/readyz",
+        tags=["ops"],
+        summary="Neo4j reachable, schema applied, models loaded",
+        responses={503: {"description": "not ready"}},
+    )
     def readyz() -> JSONResponse:
         mem = state["memory"]
         body = mem.ready() if mem else {"neo4j": False, "schema": False, "models": False, "ready": False}
@@ -213,10 +224,17 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
 
     # -- turns ----------------------------------------------------------------------------
 
-    @app.post("/v1/users/{user_id}/turns", tags=["memory"], dependencies=[Depends(require_json)],
-              responses={**ERRORS, 409: {"model": ErrorResponse, "description": "TURN_ID_CONFLICT / USER_ERASED"},
-                         415: {"model": ErrorResponse, "description": "Not a JSON body"}},
-              summary="Ingest turns (idempotent by turn id)")
+    @app.post(
+        "/v1/users/{user_id}/turns",
+        tags=["memory"],
+        dependencies=[Depends(require_json)],
+        responses={
+            **ERRORS,
+            409: {"model": ErrorResponse, "description": "TURN_ID_CONFLICT / USER_ERASED"},
+            415: {"model": ErrorResponse, "description": "Not a JSON body"},
+        },
+        summary="Ingest turns (idempotent by turn id)",
+    )
     def post_turns(user_id: UserId, body: IngestRequest, tenant: Tenant, mem: Memory) -> dict[str, Any]:
         result = mem.ingest(tenant, user_id, body.session_id, body.turns)
         metrics.ingest_turns.labels("accepted").inc(len(result.accepted))
@@ -227,16 +245,32 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
     # -- context -----------------------------------------------------------------------------
 
     def _context(mem: GraphMemory, tenant: str, user_id: str, req: ContextRequest) -> dict[str, Any]:
-        result = mem.context(tenant, user_id, focus=req.focus, scope=req.scope, max_tokens=req.max_tokens,
-                             fmt=req.format, evidence=req.evidence, prompt=req.prompt, tag=req.tag, as_of=req.as_of)
+        result = mem.context(
+            tenant,
+            user_id,
+            focus=req.focus,
+            scope=req.scope,
+            max_tokens=req.max_tokens,
+            fmt=req.format,
+            evidence=req.evidence,
+            prompt=req.prompt,
+            tag=req.tag,
+            as_of=req.as_of,
+        )
         metrics.block_tokens.observe(result.tokens)
         return result.to_dict()
 
-    @app.get("/v1/users/{user_id}/context", tags=["context"], response_model=ContextResult,
-             responses={**ERRORS, 409: {"model": ErrorResponse, "description": "CONTEXT_LOOP_DETECTED"}},
-             summary="The user's context block for the next LLM call")
+    @app.get(
+        "/v1/users/{user_id}/context",
+        tags=["context"],
+        response_model=ContextResult,
+        responses={**ERRORS, 409: {"model": ErrorResponse, "description": "CONTEXT_LOOP_DETECTED"}},
+        summary="The user's context block for the next LLM call",
+    )
     def get_context(
-        user_id: UserId, tenant: Tenant, mem: Memory,
+        user_id: UserId,
+        tenant: Tenant,
+        mem: Memory,
         focus: Annotated[str | None, Query(max_length=20_000)] = None,
         scope: ScopeName = "learning",
         max_tokens: Annotated[int | None, Query(ge=1, le=100_000)] = None,
@@ -245,34 +279,58 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
         tag: Annotated[str | None, Query(max_length=64)] = None,
         as_of: AsOf = None,
     ) -> dict[str, Any]:
-        req = ContextRequest(focus=focus, scope=scope, max_tokens=max_tokens, format=format, evidence=evidence,
-                             tag=tag, as_of=as_of)
+        req = ContextRequest(
+            focus=focus, scope=scope, max_tokens=max_tokens, format=format, evidence=evidence, tag=tag, as_of=as_of
+        )
         return _context(mem, tenant, user_id, req)
 
-    @app.post("/v1/users/{user_id}/context", tags=["context"], response_model=ContextResult,
-              dependencies=[Depends(require_json)],
-              responses={**ERRORS, 409: {"model": ErrorResponse, "description": "CONTEXT_LOOP_DETECTED"},
-                         415: {"model": ErrorResponse, "description": "Not a JSON body"}},
-              summary="The context block, with the prompt being assembled (loop detection)")
+    @app.post(
+        "/v1/users/{user_id}/context",
+        tags=["context"],
+        response_model=ContextResult,
+        dependencies=[Depends(require_json)],
+        responses={
+            **ERRORS,
+            409: {"model": ErrorResponse, "description": "CONTEXT_LOOP_DETECTED"},
+            415: {"model": ErrorResponse, "description": "Not a JSON body"},
+        },
+        summary="The context block, with the prompt being assembled (loop detection)",
+    )
     def post_context(user_id: UserId, body: ContextRequest, tenant: Tenant, mem: Memory) -> dict[str, Any]:
         return _context(mem, tenant, user_id, body)
 
     # -- graph, explain, compaction, forgetting --------------------------------------------------
 
-    @app.get("/v1/users/{user_id}/graph", tags=["memory"], responses=ERRORS,
-             summary="The user's graph: nodes and edges with weights, tiers and stances")
+    @app.get(
+        "/v1/users/{user_id}/graph",
+        tags=["memory"],
+        responses=ERRORS,
+        summary="The user's graph: nodes and edges with weights, tiers and stances",
+    )
     def get_graph(user_id: UserId, tenant: Tenant, mem: Memory, as_of: AsOf = None) -> dict[str, Any]:
         return mem.graph(tenant, user_id, as_of=as_of)
 
-    @app.get("/v1/users/{user_id}/explain", tags=["memory"], responses=ERRORS,
-             summary="Why a concept is (or is not) in the block")
-    def get_explain(user_id: UserId, tenant: Tenant, mem: Memory,
-                    concept: Annotated[str, Query(min_length=1, max_length=200)], as_of: AsOf = None) -> dict[str, Any]:
+    @app.get(
+        "/v1/users/{user_id}/explain",
+        tags=["memory"],
+        responses=ERRORS,
+        summary="Why a concept is (or is not) in the block",
+    )
+    def get_explain(
+        user_id: UserId,
+        tenant: Tenant,
+        mem: Memory,
+        concept: Annotated[str, Query(min_length=1, max_length=200)],
+        as_of: AsOf = None,
+    ) -> dict[str, Any]:
         return mem.explain(tenant, user_id, concept, as_of=as_of)
 
-    @app.post("/v1/users/{user_id}/compact", tags=["memory"],
-              responses={**ERRORS, 409: {"model": ErrorResponse, "description": "CRITICAL_COMPRESSION_FAILURE"}},
-              summary="Run compaction now; returns the run record")
+    @app.post(
+        "/v1/users/{user_id}/compact",
+        tags=["memory"],
+        responses={**ERRORS, 409: {"model": ErrorResponse, "description": "CRITICAL_COMPRESSION_FAILURE"}},
+        summary="Run compaction now; returns the run record",
+    )
     def post_compact(user_id: UserId, tenant: Tenant, mem: Memory) -> dict[str, Any]:
         try:
             run = mem.compact(tenant, user_id)
@@ -282,36 +340,65 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
         metrics.compaction_runs.labels("ok").inc()
         return run
 
-    @app.delete("/v1/users/{user_id}/concepts", tags=["memory"], responses=ERRORS,
-                summary="Forget one concept for this user, named in the query (no path encoding needed)")
-    def delete_concept_by_query(user_id: UserId, tenant: Tenant, mem: Memory,
-                                name: Annotated[str, Query(min_length=1, max_length=200)]) -> dict[str, Any]:
+    @app.delete(
+        "/v1/users/{user_id}/concepts",
+        tags=["memory"],
+        responses=ERRORS,
+        summary="Forget one concept for this user, named in the query (no path encoding needed)",
+    )
+    def delete_concept_by_query(
+        user_id: UserId, tenant: Tenant, mem: Memory, name: Annotated[str, Query(min_length=1, max_length=200)]
+    ) -> dict[str, Any]:
         return mem.forget(tenant, user_id, name)
 
-    @app.delete("/v1/users/{user_id}/concepts/{concept:path}", tags=["memory"], responses=ERRORS,
-                summary="Forget one concept for this user (turns are kept)")
+    @app.delete(
+        "/v1/users/{user_id}/concepts/{concept:path}",
+        tags=["memory"],
+        responses=ERRORS,
+        summary="Forget one concept for this user (turns are kept)",
+    )
     def delete_concept(user_id: UserId, concept: str, tenant: Tenant, mem: Memory) -> dict[str, Any]:
         return mem.forget(tenant, user_id, concept)
 
-    @app.delete("/v1/users/{user_id}", tags=["memory"], responses=ERRORS,
-                summary="Erase everything about the user (right to be forgotten)")
+    @app.delete(
+        "/v1/users/{user_id}",
+        tags=["memory"],
+        responses=ERRORS,
+        summary="Erase everything about the user (right to be forgotten)",
+    )
     def delete_user(user_id: UserId, tenant: Tenant, mem: Memory) -> dict[str, Any]:
         return mem.erase(tenant, user_id)
 
-    # Graded attempts and BKT fits (api/attempts.py).
+    # Graded attempts and BKT fits (graphmem/api/attempts.py).
     app.include_router(learner_router(Tenant, Memory, ERRORS))
 
     # -- catalog ---------------------------------------------------------------------------------
 
-    @app.put("/v1/catalog", tags=["catalog"], responses=ERRORS, summary="Replace the tenant's concept catalog",
-             openapi_extra={"requestBody": {"required": True, "content": {
-                 "application/json": {"schema": {"type": "object"}},
-                 "application/yaml": {"schema": {"type": "string"}},
-                 "text/csv": {"schema": {"type": "string"}},
-                 "multipart/form-data": {"schema": {"type": "object", "properties": {
-                     "concepts": {"type": "string", "format": "binary"},
-                     "edges": {"type": "string", "format": "binary"}}}},
-             }}})
+    @app.put(
+        "/v1/catalog",
+        tags=["catalog"],
+        responses=ERRORS,
+        summary="Replace the tenant's concept catalog",
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {"schema": {"type": "object"}},
+                    "application/yaml": {"schema": {"type": "string"}},
+                    "text/csv": {"schema": {"type": "string"}},
+                    "multipart/form-data": {
+                        "schema": {
+                            "type": "object",
+                            "properties": {
+                                "concepts": {"type": "string", "format": "binary"},
+                                "edges": {"type": "string", "format": "binary"},
+                            },
+                        }
+                    },
+                },
+            }
+        },
+    )
     async def put_catalog(request: Request, tenant: Tenant, mem: Memory) -> dict[str, Any]:
         content_type = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
         if content_type == "multipart/form-data":
@@ -325,11 +412,20 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
             # Parsing is CPU work on untrusted input: never on the event loop (every tenant waits on it).
             catalog = await run_in_threadpool(parse_catalog, concepts_bytes, "csv", edges_csv=edges_bytes)
         else:
-            fmt = {"application/json": "json", "application/yaml": "yaml", "application/x-yaml": "yaml",
-                   "text/yaml": "yaml", "text/csv": "csv"}.get(content_type)
+            formats: dict[str, CatalogFormat] = {
+                "application/json": "json",
+                "application/yaml": "yaml",
+                "application/x-yaml": "yaml",
+                "text/yaml": "yaml",
+                "text/csv": "csv",
+            }
+            fmt = formats.get(content_type)
             if fmt is None:
-                raise InvalidCatalog(f"unsupported content type {content_type!r}; send JSON, YAML, CSV or a "
-                                     "multipart upload", code="UNSUPPORTED_MEDIA_TYPE", status=415)
+                raise InvalidCatalog(
+                    f"unsupported content type {content_type!r}; send JSON, YAML, CSV or a multipart upload",
+                    code="UNSUPPORTED_MEDIA_TYPE",
+                    status=415,
+                )
             catalog = await run_in_threadpool(parse_catalog, await request.body(), fmt)
         return await run_in_threadpool(mem.put_catalog, tenant, catalog)
 
@@ -339,8 +435,12 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
 
     # -- Neo4j Browser guide ----------------------------------------------------------------------
 
-    @app.get("/browser/guide", tags=["browser"], response_class=HTMLResponse,
-             summary="A Neo4j Browser guide (`:play` this URL) over the demo learners")
+    @app.get(
+        "/browser/guide",
+        tags=["browser"],
+        response_class=HTMLResponse,
+        summary="A Neo4j Browser guide (`:play` this URL) over the demo learners",
+    )
     def browser_guide(
         request: Request,
         tenant: Annotated[str | None, Query(max_length=128)] = None,

@@ -16,7 +16,7 @@ fixed ways, and the frame gives both ends of the name:
 Every span is checked against the segmenter's tokens inside it: it must hold a
 noun-like piece, must not open with a pronoun, adverb or particle, and must not
 be a question word or a generic noun. Spans are candidates like any other
-(open_vocab decides by length and confidence) and are also added to the
+(zh.candidates decides by length and confidence) and are also added to the
 batch's ZhLexicon, so the name is found again where no frame surrounds it.
 """
 
@@ -47,15 +47,19 @@ _DOTTED = re.compile(f"[{''.join(sorted(TRANSLIT))}]{{1,8}}(?:[{NAME_DOTS}][{''.
 _KNOW = "听说过|看过了|看过|听过|读过|玩过|去过|看了|听了|知道|认识|了解过|了解|喜欢|推荐|记得"
 # After these verbs a name may hold 的 (被嫌弃的松子的一生); after 知道/认识 a 的 is a description.
 _SEEN = frozenset({"听说过", "看过了", "看过", "听过", "读过", "玩过", "去过", "看了", "听了"})
-_BACK_CUES = ("这部电影|这部影片|这部片子|这部片|这部剧|这部作品|这首歌曲|这首歌|这首曲子|这张专辑|这本书|这个人|这位|"
-              "这个组合|这个乐队|这支乐队|这家公司|这所学校|这个地方|这个景点|这座")
+_BACK_CUES = (
+    "这部电影|这部影片|这部片子|这部片|这部剧|这部作品|这首歌曲|这首歌|这首曲子|这张专辑|这本书|这个人|这位|"
+    "这个组合|这个乐队|这支乐队|这家公司|这所学校|这个地方|这个景点|这座"
+)
 _QEND = "吗|么|没有|没|呢|吧|[？?]"
 _NAME_CHARS = r"[^\s，。！？、,.!?；;“”\"《》【】（）()]"
 _CLAUSE = r"(?:^|(?<=[，。！？、,.!?；;\s]))"
 
 _ASK = re.compile(f"(?P<verb>{_KNOW})(?:一下)?(?P<x>{_NAME_CHARS}{{2,20}}?)(?={_BACK_CUES}|{_QEND})")
 _ABOUT = re.compile(f"对(?P<x>{_NAME_CHARS}{{2,20}}?)(?=(?:有|很|比较|还|也)?(?:一些|一点|点|些)?(?:了解|熟悉|感兴趣))")
-_BACK = re.compile(f"{_CLAUSE}(?:你|我|那|那么|对了|还有|有|嗯|觉得|我觉得|对于|对)?(?P<x>{_NAME_CHARS}{{2,20}}?)(?={_BACK_CUES})")
+_BACK = re.compile(
+    f"{_CLAUSE}(?:你|我|那|那么|对了|还有|有|嗯|觉得|我觉得|对于|对)?(?P<x>{_NAME_CHARS}{{2,20}}?)(?={_BACK_CUES})"
+)
 _NAMED = re.compile(
     "(?:代表作(?:品)?(?:是|有|叫|就是)?|(?:电影|影片|片子|歌曲|歌|专辑|作品|组合|乐队|公司|明星|演员|歌手|景点)叫(?:做)?)"
     f"(?P<x>{_NAME_CHARS}{{2,20}}?)(?=[，。！？、,.!?；;\\s]|你|我|他|她|吗|呢|吧|啦|呀|了|等|$)"
@@ -65,13 +69,30 @@ _NAMED = re.compile(
 # after a back-pointing cue only pronouns and demonstratives are ruled out (被嫌弃的松子的一生).
 _PRONOUN_FIRST = frozenset("我你他她它这那哪谁什怎几每某")
 _BAD_FIRST = _PRONOUN_FIRST | frozenset("一些也都就还很太最更又再已正在是了的过着被把让给和与及或吗呢吧啊呀嗯哦")
-_BAD_INSIDE = ("什么", "怎么", "哪", "谁", "多少", "为什么", "是不是", "有没有", "一下", "这个", "那个", "这部", "那部",
-               "这首", "那首")
+_BAD_INSIDE = (
+    "什么",
+    "怎么",
+    "哪",
+    "谁",
+    "多少",
+    "为什么",
+    "是不是",
+    "有没有",
+    "一下",
+    "这个",
+    "那个",
+    "这部",
+    "那部",
+    "这首",
+    "那首",
+)
 _BACK_CUE_WORDS = tuple(_BACK_CUES.split("|"))
 _CLAUSE_CUT = frozenset("是我你他她它")
 # Tags of a span's first token that make it a clause, not a name: adverbs, pronouns,
 # prepositions, conjunctions, particles, time and locality words, numerals without digits.
-_BAD_FIRST_TAGS = frozenset({"d", "r", "p", "c", "uj", "ul", "uz", "ug", "uv", "ud", "y", "t", "f", "e", "o", "q", "zg"})
+_BAD_FIRST_TAGS = frozenset(
+    {"d", "r", "p", "c", "uj", "ul", "uz", "ug", "uv", "ud", "y", "t", "f", "e", "o", "q", "zg"}
+)
 _ADJ_TAGS = frozenset({"a", "ad", "ag"})
 # Without a cue a verb or adjective first means a clause (吃辣, 很好看); an adjective may open a
 # title of four or more characters that ends in a noun (疯狂|原始人).
@@ -79,8 +100,33 @@ _VERB_TAGS = frozenset({"v", "vd", "vg", "vi", "vq"}) | _ADJ_TAGS
 _NOUNISH = ("n", "unk", "eng", "x", "j", "l", "i", "nz", "vn", "ng", "s")
 # Words stripped from the front of a span: a verb of knowing the clause start left on
 # (知道二十二这部电影), the kind of thing rather than its name (电影终结者2 -> 终结者2).
-_LEAD_WORDS = tuple(_KNOW.split("|")) + ("觉得", "你", "我", "的", "演的", "唱的", "电影", "影片", "片子", "歌曲", "专辑", "主演", "导演", "演员", "歌手",
-                                        "组合", "乐队", "作品", "代表作", "一部", "一首", "一张", "一个", "部", "首")
+_LEAD_WORDS = tuple(_KNOW.split("|")) + (
+    "觉得",
+    "你",
+    "我",
+    "的",
+    "演的",
+    "唱的",
+    "电影",
+    "影片",
+    "片子",
+    "歌曲",
+    "专辑",
+    "主演",
+    "导演",
+    "演员",
+    "歌手",
+    "组合",
+    "乐队",
+    "作品",
+    "代表作",
+    "一部",
+    "一首",
+    "一张",
+    "一个",
+    "部",
+    "首",
+)
 
 
 def dotted_names(text: str, tokens: Sequence[tuple[int, int, str, str]]) -> Iterator[tuple[int, int]]:
@@ -102,7 +148,9 @@ def dotted_names(text: str, tokens: Sequence[tuple[int, int, str, str]]) -> Iter
             yield s, e
 
 
-def frame_names(text: str, tokens: Sequence[tuple[int, int, str, str]], generic: frozenset[str]) -> Iterator[tuple[int, int]]:
+def frame_names(
+    text: str, tokens: Sequence[tuple[int, int, str, str]], generic: frozenset[str]
+) -> Iterator[tuple[int, int]]:
     """Spans of names delimited by a question, back-pointing or naming frame.
 
     ``tokens``: the segmenter's (start, end, word, tag) for ``text``; ``generic``:
@@ -130,8 +178,16 @@ def frame_names(text: str, tokens: Sequence[tuple[int, int, str, str]], generic:
                 yield span
 
 
-def _clean(text: str, s: int, e: int, tokens: Sequence[tuple[int, int, str, str]], starts: Sequence[int],
-           generic: frozenset[str], allow_de: bool, cued: bool) -> tuple[int, int] | None:
+def _clean(
+    text: str,
+    s: int,
+    e: int,
+    tokens: Sequence[tuple[int, int, str, str]],
+    starts: Sequence[int],
+    generic: frozenset[str],
+    allow_de: bool,
+    cued: bool,
+) -> tuple[int, int] | None:
     stripped = True
     while stripped:
         stripped = False
@@ -146,18 +202,26 @@ def _clean(text: str, s: int, e: int, tokens: Sequence[tuple[int, int, str, str]
     if any(b in x for b in _BAD_INSIDE) or (not allow_de and "的" in x):
         return None
     # Tokens overlapping [s, e): by bisection, so a long turn with many frames stays linear.
-    inside = list(tokens[max(0, bisect_right(starts, s) - 1):bisect_left(starts, e)])
+    inside = list(tokens[max(0, bisect_right(starts, s) - 1) : bisect_left(starts, e)])
     inside = [t for t in inside if t[1] > s]
     if not inside:
         return None
     first_tag = inside[0][3] if inside[0][0] == s else ""
-    if first_tag in _BAD_FIRST_TAGS and not (cued and x[0] == "被") or not cued and first_tag in _VERB_TAGS \
-            and not (first_tag in _ADJ_TAGS and len(x) >= 4 and inside[-1][3].startswith("n")):
+    if (
+        first_tag in _BAD_FIRST_TAGS
+        and not (cued and x[0] == "被")
+        or not cued
+        and first_tag in _VERB_TAGS
+        and not (first_tag in _ADJ_TAGS and len(x) >= 4 and inside[-1][3].startswith("n"))
+    ):
         return None  # 很好看, 吃辣: a clause, not a name (a cued 被 opens passive titles: 被嫌弃的…)
     if "的" in x and inside[-1][2] in generic and inside[-1][1] == e and len(inside) > 1:
         return None  # 北京的地方, 好看的电影: a description ending in a generic noun
-    if not cued and not any(c.isdigit() or c.isascii() and c.isalpha() for c in x) \
-            and not any(t[3].startswith(_NOUNISH) for t in inside):
+    if (
+        not cued
+        and not any(c.isdigit() or c.isascii() and c.isalpha() for c in x)
+        and not any(t[3].startswith(_NOUNISH) for t in inside)
+    ):
         return None  # 很多, 不错: no noun-like piece
     return s, e
 

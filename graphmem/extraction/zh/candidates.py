@@ -1,20 +1,13 @@
-"""Open-vocabulary concept candidates: what the catalog does not list.
+"""Chinese concept candidates (and Latin words inside Chinese turns).
 
-English: named entities of useful labels, then noun chunks and proper nouns
-from the parser, trimmed of determiners and filler adjectives. Chinese:
-jieba's dictionary part-of-speech for the tokens spaCy's jieba segmenter
-produced, book-title marks 《…》 and short bracketed or quoted names (【…】 “…”),
-Latin-script words, Latin+Chinese compounds such as `Django框架`, and names
-jieba cuts into pieces: personal names of a common surname plus one or two
-characters (齐|秦, 林|宥|嘉, 彭坦), out-of-dictionary pieces joined to the next
-noun (观复|博物馆), noun runs closed by a place suffix (…|世界), names pointed
-back to by a cue (恋恋|笔记本 + 这部电影), role words dropped from the front
-(主演|中谷美纪). `ZhLexicon` collects such names over a batch of turns (one
-conversation) plus adjacent pieces that always occur together there
-(超凡|蜘蛛侠), and every turn of the batch is scanned for them.
-
-Candidates are plain spans; extractor.py turns them into ConceptMentions
-(resolving to catalog concepts where a key matches) and records rejects.
+jieba's dictionary part-of-speech for the tokens spaCy's jieba segmenter produced, book-title marks
+《…》 and short bracketed or quoted names (【…】 “…”), Latin-script words, Latin+Chinese compounds such
+as `Django框架`, and names jieba cuts into pieces: personal names of a common surname plus one or two
+characters (齐|秦, 林|宥|嘉, 彭坦), out-of-dictionary pieces joined to the next noun (观复|博物馆), noun
+runs closed by a place suffix (…|世界), names pointed back to by a cue (恋恋|笔记本 + 这部电影), role
+words dropped from the front (主演|中谷美纪). `ZhLexicon` collects such names over a batch of turns (one
+conversation) plus adjacent pieces that always occur together there (超凡|蜘蛛侠), and every turn of the
+batch is scanned for them.
 """
 
 from __future__ import annotations
@@ -26,25 +19,21 @@ from dataclasses import dataclass
 from spacy.lang.en.stop_words import STOP_WORDS
 from spacy.tokens import Doc
 
-from graphmem.extraction.lexical import fragment_reason, meta_reason, zipf
-from graphmem.extraction.normalize import concept_key, is_cjk
-from graphmem.extraction.zh_frames import dotted_names, frame_names
+from graphmem.extraction.candidates import (
+    CONF_BOOK_TITLE,
+    CONF_COMMON_NOUN_ZH,
+    CONF_PROPER,
+    GENERIC_ZH,
+    LATIN,
+    NUMERIC,
+    ROLE_ZH,
+    Candidate,
+)
+from graphmem.extraction.lexical import zipf
+from graphmem.extraction.normalize import is_cjk
+from graphmem.extraction.zh.frames import dotted_names, frame_names
 from graphmem.models import ExtractorName
-from graphmem.wordlists import words
 
-# Entity labels kept as concepts. PRODUCT / ORG / WORK_OF_ART / LANGUAGE / EVENT / LAW
-# name things a learner studies, uses or recommends (Django, Coursera, "Deep Learning",
-# Python, PyCon, GDPR). Left out on purpose: PERSON, GPE, LOC, FAC and NORP — in
-# tutoring and agent chats these are mostly the user's own life (names, cities) and
-# would put personal data into an interest graph; and the numeric labels (DATE, TIME,
-# MONEY, QUANTITY, PERCENT, ORDINAL, CARDINAL), which are never concepts.
-NER_LABELS = frozenset({"PRODUCT", "ORG", "WORK_OF_ART", "LANGUAGE", "EVENT", "LAW"})
-
-CONF_NER = 0.7
-CONF_BOOK_TITLE = 0.8
-CONF_PROPER = 0.6
-CONF_CHUNK = 0.5
-CONF_COMMON_NOUN_ZH = 0.4
 # A word jieba's dictionary tags as a common noun (n) and wordfreq finds at least this common is an
 # everyday noun of talk (观众 4.93, 阵容 4.02, 食堂 3.95), not a name: names are tagged nr/ns/nt/nz or
 # are out of the dictionary. Measured on KdConv dev (extraction only, gold present in the text):
@@ -56,22 +45,13 @@ COMMON_NOUN_ZIPF_ZH = 4.0
 COMMON_NOUN_ZIPF_ZH_RUN = 4.0
 CONF_NAME = 0.7  # Chinese names found by a cue, a surname or recurrence across the batch
 
-# Words that never name a concept on their own: chat filler, greetings, generic nouns of
-# conversation and of school exercises (data file). Compared against concept keys.
-GENERIC_EN = words("generic_en.txt")
-# Leading words dropped from a noun chunk: they carry no concept ("my first Python project").
-_LEADING_FILLER = words("leading_filler_en.txt")
 
-# The same for Chinese (data file): chat filler, generic nouns of talk about films, music, places, school.
-GENERIC_ZH = words("generic_zh.txt")
 # jieba dictionary tags kept as concept heads (nouns, names, places, organisations,
 # other proper nouns, Latin words). "vn" (verbal nouns: 管理, 学习) only inside compounds.
 _ZH_HEAD_TAGS = frozenset({"n", "nr", "nrfg", "nrt", "ns", "nt", "nz", "eng"})
 _ZH_PROPER_TAGS = frozenset({"nr", "nrfg", "nrt", "ns", "nt", "nz", "eng"})
 _ZH_COMPOUND_TAGS = _ZH_HEAD_TAGS | {"vn"}
 _ZH_RUN_TAGS = frozenset({"n", "nr", "nrfg", "nrt", "ns", "nt", "nz"})
-# Measurement units: "2 cm" is an answer, not a concept.
-_UNITS = frozenset("cm mm km m g kg mg ml l ft in yd mi lb lbs oz sec secs min mins hr hrs am pm sq cu deg".split())
 # Out-of-dictionary words holding these characters are verb phrases (没学过, 想学), not names.
 _UNK_STOP_CHARS = frozenset("没不想要会过了的是在我你他她它这那有就都也还很吗呢吧啊学能得")
 _NAME_DOTS = frozenset({"·", "•", "・", "‧"})
@@ -81,15 +61,38 @@ _NOT_NAME = frozenset("的了是在和与及或也都就还很吗呢吧啊")
 _SURNAMES = frozenset(
     "王李张刘陈杨黄赵吴周徐孙马朱胡郭何林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘蒋蔡余杜叶程苏魏吕丁任沈姚卢姜"
     "崔钟谭陆汪范金石廖贾夏韦付方邹熊孟秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔汤庞樊兰殷施"
-    "翟倪欧齐柯甄郎鲍尤祝颜包詹柳艾鲁葛奚岳柴宁仇栾滕常伍易蒲邢梅巩凌庄牛")
+    "翟倪欧齐柯甄郎鲍尤祝颜包詹柳艾鲁葛奚岳柴宁仇栾滕常伍易蒲邢梅巩凌庄牛"
+)
 # Characters that never end or continue a given name: particles, pronouns, copulas, common verbs.
-_GIVEN_STOP = frozenset("的了是在和与及或也都就还很吗呢吧啊我你他她它这那有没不想要会过说唱演看听到去来给让把被对为从个们吗么呀哦嗯么")
+_GIVEN_STOP = frozenset(
+    "的了是在和与及或也都就还很吗呢吧啊我你他她它这那有没不想要会过说唱演看听到去来给让把被对为从个们吗么呀哦嗯么"
+)
 _GIVEN_TAGS = frozenset({"nr", "nrfg", "nrt", "ng", "g", "n", "a", "ag", "v", "vg", "x", "unk", "tg", "zg", "b", "s"})
 # A character right before a surname that makes it a classifier or part of a word: 这张, 一位.
 _CLASSIFIER_LEFT = frozenset("这那一两几每某哪第多")
 # A name before one of these is what the cue points back to.
-_RIGHT_CUES = ("这部电影", "这部影片", "这部片", "这部剧", "这部作品", "这首歌", "这首曲", "这支歌", "这张专辑",
-               "这本书", "这个景点", "这个地方", "这个公园", "这座", "这家", "这所", "是一部", "是一首", "这部", "这首")
+_RIGHT_CUES = (
+    "这部电影",
+    "这部影片",
+    "这部片",
+    "这部剧",
+    "这部作品",
+    "这首歌",
+    "这首曲",
+    "这支歌",
+    "这张专辑",
+    "这本书",
+    "这个景点",
+    "这个地方",
+    "这个公园",
+    "这座",
+    "这家",
+    "这所",
+    "是一部",
+    "是一首",
+    "这部",
+    "这首",
+)
 # Words a name never starts with (verbs of knowing and telling, pronouns, particles) ...
 _LEAD_STOP = frozenset(
     """知道 看过 听过 听说 说到 说起 关于 喜欢 推荐 觉得 认为 还有 以及 就是 还是 也是 都是 而且 不过 但是
@@ -98,12 +101,6 @@ _LEAD_STOP = frozenset(
     导演 演唱 原唱 歌手 演员 首歌 首 部""".split()
 )
 _CUE_STOP_TAGS = frozenset({"r", "p", "c", "uj", "ul", "uz", "ug", "uv", "ud", "y", "d", "m", "q", "e", "zg", "x"})
-# Role and attribute nouns of talk about works and people (主演 中谷美纪, 原唱 梁静茹): never
-# the start of a name, never a concept on their own.
-_ROLE_ZH = frozenset(
-    """主演 导演 原唱 演唱 演唱者 演唱人 作词 作曲 编曲 编剧 制片 制片人 出品 代表作 代表作品 首歌 这首歌 男主角
-    女主角 主角 配角 男演员 女演员 演员 歌手 女歌手 男歌手 人 片长 奖项 大奖 歌词 曲子""".split()
-)
 # Suffixes that close a place or organisation name even though they are generic alone.
 _NAME_SUFFIX = frozenset(
     """世界 公园 乐园 景区 风景区 博物馆 美术馆 艺术馆 纪念馆 艺术区 艺术中心 大峡谷 峡谷 公司 有限公司 影业 唱片
@@ -111,9 +108,17 @@ _NAME_SUFFIX = frozenset(
 )
 # Endings of place and institution names for the leftward longest match (suffix_names): the
 # _NAME_SUFFIX words plus endings jieba leaves as separate pieces (溶洞, 瀑, 嘉年华, 陈列馆).
-_PLACE_ENDINGS = tuple(sorted(_NAME_SUFFIX | frozenset(
-    """溶洞 洞 瀑 瀑布 陈列馆 展览馆 体验馆 书馆 古城 古寨 温泉 嘉年华 艺术空间 艺术中心 体验中心 电视塔 陵 楼 戏楼
-    采摘园 牡丹园 艺术区 欧洲区 海底世界 博览馆""".split()), key=len, reverse=True))
+_PLACE_ENDINGS = tuple(
+    sorted(
+        _NAME_SUFFIX
+        | frozenset(
+            """溶洞 洞 瀑 瀑布 陈列馆 展览馆 体验馆 书馆 古城 古寨 温泉 嘉年华 艺术空间 艺术中心 体验中心 电视塔 陵 楼 戏楼
+    采摘园 牡丹园 艺术区 欧洲区 海底世界 博览馆""".split()
+        ),
+        key=len,
+        reverse=True,
+    )
+)
 _ENDING_SET = frozenset(_PLACE_ENDINGS)
 _ENDING_LENGTHS = sorted({len(x) for x in _PLACE_ENDINGS}, reverse=True)  # longest ending first
 # A piece never inside a place name: pronouns, prepositions, conjunctions, particles, interjections.
@@ -128,7 +133,7 @@ def _name_like(tok: tuple[int, int, str, str, str]) -> bool:
     word, tag = tok[2], tok[3]
     if not word or not all(is_cjk(c) for c in word) or word[0] in _NOT_NAME:
         return False
-    if len(word) == 1 and word in _GIVEN_STOP or word in _ROLE_ZH or word in GENERIC_ZH:
+    if len(word) == 1 and word in _GIVEN_STOP or word in ROLE_ZH or word in GENERIC_ZH:
         return False
     return tag in ("unk", "x") or tag.startswith("n") or len(word) == 1
 
@@ -136,186 +141,13 @@ def _name_like(tok: tuple[int, int, str, str, str]) -> bool:
 _BOOK_TITLE = re.compile(r"《([^《》\n]{1,60})》")
 # Bracketed or quoted short names: 【阿凡达】, “凡人歌”, 「千与千寻」 (short, no sentence punctuation).
 _QUOTED = re.compile(r"[【“「『]([^【】“”「」『』\n，。！？,.!?；;：:]{2,14})[】”」』]")
-_LATIN = re.compile(r"[A-Za-z]")
-_NUMERIC = re.compile(r"^[\d\s.,:/%+\-×x*^=()]+[a-z]{0,2}$")
-
-
-@dataclass
-class Candidate:
-    start: int
-    end: int
-    extractor: ExtractorName
-    confidence: float
-    label: str = ""
-    # The concept's name when it is not the surface: "rounding" for "Round 345 to the nearest ten".
-    name: str | None = None
-
-
-@dataclass
-class Reject:
-    text: str
-    reason: str
-
-
-def reject_reason(surface: str, key: str, max_len: int) -> str | None:
-    """Why a candidate is not a concept, or None when it may be one."""
-    if not key:
-        return "empty"
-    if len(surface) > max_len:
-        return "too_long"
-    if len(key.replace(" ", "")) < 2:
-        return "too_short"
-    if _NUMERIC.match(key):
-        return "numeric"
-    if key in _UNITS:
-        return "unit"
-    if not any(ch.isalpha() for ch in key):
-        return "no_letters"
-    # Numbers around a generic word do not make it a concept: "+1 point", "3 steps".
-    words = [w for w in key.split() if not _NUMERIC.match(w)] or key.split()
-    if all(w in STOP_WORDS or w in GENERIC_EN for w in words):
-        return "stopword" if all(w in STOP_WORDS for w in words) else "generic"
-    if key in GENERIC_ZH or key in _ROLE_ZH:
-        return "generic"
-    latin_only = key.isascii()
-    if latin_only and len(key.replace(" ", "")) < 2:
-        return "too_short"
-    if not latin_only and len(key) < 2:
-        return "too_short"
-    # Not a word (hs, x+a)(x+b, variable 'b, WelI) or a dialogue/meta word (recommendation, previous step).
-    return fragment_reason(surface) or meta_reason(key)
-
-
-# ---------------------------------------------------------------------------
-# English
-# ---------------------------------------------------------------------------
-
-
-def _trim_tokens(span) -> tuple[int, int] | None:  # type: ignore[no-untyped-def]
-    """Token range of a noun chunk without leading determiners/filler and trailing punctuation."""
-    toks = list(span)
-    i, j = 0, len(toks)
-    while i < j and (
-        toks[i].pos_ in ("DET", "PRON", "PUNCT", "NUM", "ADP", "CCONJ", "PART", "SYM", "INTJ", "AUX")
-        or toks[i].lower_ in _LEADING_FILLER
-        or toks[i].tag_ in ("PRP$", "WP$", "WDT", "POS")
-    ):
-        i += 1
-    while j > i and toks[j - 1].pos_ in ("PUNCT", "PART", "SYM") and toks[j - 1].text not in ("++", "#"):
-        j -= 1
-    if i >= j:
-        return None
-    if toks[j - 1].pos_ not in ("NOUN", "PROPN", "X") and not _looks_technical(toks[j - 1].text):
-        return None
-    return toks[i].idx, toks[j - 1].idx + len(toks[j - 1].text)
-
-
-def _looks_technical(word: str) -> bool:
-    """Mixed case, digits inside letters or code punctuation: SQLAlchemy, PyTorch, Python3, C++, C#."""
-    if len(word) < 2 or not _LATIN.search(word):
-        return False
-    inner_upper = any(c.isupper() for c in word[1:]) and any(c.islower() for c in word)
-    has_digit = any(c.isdigit() for c in word) and word[0].isalpha()
-    return inner_upper or has_digit or word.endswith(("++", "#")) or word.startswith(".")
-
-
-def _split_coordination(chunk):  # type: ignore[no-untyped-def]
-    """'SQLAlchemy and Jinja templates' -> 'SQLAlchemy', 'Jinja templates'."""
-    parts, start = [], chunk.start
-    for tok in chunk:
-        if tok.pos_ == "CCONJ" or tok.text in (",", ";", "/", "&"):
-            if tok.i > start:
-                parts.append(chunk.doc[start : tok.i])
-            start = tok.i + 1
-    if start < chunk.end:
-        parts.append(chunk.doc[start : chunk.end])
-    return parts
-
-
-# Arithmetic operations a learner practises, named by their gerund ("Round 345 to the nearest ten"
-# is practice in rounding). Skills in tutoring are verbs as often as nouns; only these verbs, and
-# only applied to numbers or to a mathematical object, so "add a column" stays out.
-OPERATION_SKILLS = {
-    "round": "rounding", "add": "adding", "subtract": "subtracting", "multiply": "multiplying",
-    "divide": "dividing", "estimate": "estimating", "regroup": "regrouping", "simplify": "simplifying",
-    "factor": "factoring", "decompose": "decomposing", "convert": "converting",
-}
-_MATH_OBJECTS = frozenset(
-    """number numbers fraction fractions decimal decimals digit digits integer integers denominator denominators
-    numerator numerators remainder remainders product products sum sums difference quotient dividend divisor
-    polynomial polynomials expression expressions equation equations unit units figure figures shape shapes
-    mixed""".split()
-)
-CONF_OPERATION = 0.5
-# Inflected forms -> gerund (the fast English pipeline runs no lemmatizer).
-_OPERATION_FORMS = {
-    form: gerund
-    for base, gerund in OPERATION_SKILLS.items()
-    for form in (base, base + "s", base + "ed", base + "d", gerund, base[:-1] + "ies", base[:-1] + "ied")
-}
-
-
-def operation_candidates(doc: Doc) -> list[Candidate]:
-    """Skills named by an arithmetic verb applied to numbers: Round 345 → "rounding"."""
-    out: list[Candidate] = []
-    if not doc.has_annotation("DEP"):
-        return out
-    for tok in doc:
-        gerund = _OPERATION_FORMS.get(tok.lower_)
-        if gerund is None:
-            continue  # the tagger often misreads an imperative "Round 345" as ADV: POS is not asked
-        # What the operation applies to: its objects and their modifiers, not its subject.
-        applied = [t for child in tok.children if child.dep_ not in ("nsubj", "nsubjpass", "aux", "punct")
-                   for t in child.subtree]
-        if any(t.like_num or t.lower_ in _MATH_OBJECTS or _NUMERIC.match(t.text) for t in applied):
-            out.append(Candidate(tok.idx, tok.idx + len(tok.text), ExtractorName.pattern, CONF_OPERATION,
-                                 "operation", gerund))
-    return out
-
-
-def english_candidates(doc: Doc) -> list[Candidate]:
-    out: list[Candidate] = []
-    if doc.has_annotation("ENT_IOB"):
-        for ent in doc.ents:
-            if ent.label_ in NER_LABELS:
-                span = _trim_tokens(ent) or (ent.start_char, ent.end_char)
-                out.append(Candidate(span[0], span[1], ExtractorName.ner, CONF_NER, ent.label_))
-    if doc.has_annotation("DEP"):
-        for chunk in doc.noun_chunks:
-            for part in _split_coordination(chunk):
-                if len(part) > 6:
-                    continue  # long chunks are descriptions, not names
-                span = _trim_tokens(part)
-                if span is None:
-                    continue
-                # Trimming drops fillers: "your best shot" would become "shot"; judge the phrase whole.
-                lead = part.start
-                while lead < part.end and (doc[lead].pos_ in ("DET", "PRON") or doc[lead].tag_ in ("PRP$", "WP$")):
-                    lead += 1
-                if lead < part.end - 1 and meta_reason(concept_key(doc[lead : part.end].text)):
-                    continue
-                proper = any(t.pos_ == "PROPN" for t in part)
-                out.append(Candidate(span[0], span[1], ExtractorName.noun_chunk, CONF_PROPER if proper else CONF_CHUNK))
-    out.extend(operation_candidates(doc))
-    # Proper nouns and technical-looking words the chunker missed (tagger errors on chat text).
-    for tok in doc:
-        if tok.pos_ == "PROPN" or _looks_technical(tok.text):
-            if tok.is_stop or tok.like_num:
-                continue
-            out.append(Candidate(tok.idx, tok.idx + len(tok.text), ExtractorName.noun_chunk, CONF_PROPER))
-    return out
-
-
-# ---------------------------------------------------------------------------
-# Chinese (and Latin words inside Chinese turns)
-# ---------------------------------------------------------------------------
 
 
 def _zh_tag(word: str, tags: dict[str, str]) -> str:
     tag = tags.get(word)
     if tag is not None:
         return tag
-    if _LATIN.search(word) and word.replace("+", "").replace("#", "").replace(".", "").isalnum() and word.isascii():
+    if LATIN.search(word) and word.replace("+", "").replace("#", "").replace(".", "").isalnum() and word.isascii():
         return "eng"
     if len(word) >= 2 and all(is_cjk(c) for c in word):
         return "unk"  # out-of-dictionary word found by jieba's HMM: often a name
@@ -345,25 +177,46 @@ def _person_name(toks: list[Tok], i: int) -> int:
     word, tag = toks[i][2], toks[i][3]
     if not word or word[0] not in _SURNAMES:
         return i
-    if i > 0 and toks[i - 1][4] == "" and (toks[i - 1][3] in ("r", "m", "q") or toks[i - 1][2][-1:] in _CLASSIFIER_LEFT):
+    if (
+        i > 0
+        and toks[i - 1][4] == ""
+        and (toks[i - 1][3] in ("r", "m", "q") or toks[i - 1][2][-1:] in _CLASSIFIER_LEFT)
+    ):
         return i  # 这张图, 一位, 三张: a classifier, not a surname
     if len(word) == 2 and tag == "unk":
         if word[1] in _GIVEN_STOP:
             return i
         k = i + 1
         # 林宥|嘉, 田馥|甄: an out-of-dictionary pair plus one more single given-name character.
-        if k < n and (toks[k][2] in _NAME_DOTS or toks[i][4] == "" and toks[k][3] in _ZH_RUN_TAGS and len(toks[k][2]) >= 2):
+        if k < n and (
+            toks[k][2] in _NAME_DOTS or toks[i][4] == "" and toks[k][3] in _ZH_RUN_TAGS and len(toks[k][2]) >= 2
+        ):
             return i  # 马特·达蒙: the dotted-name rule takes it; 宋庄|艺术区: a place, the noun run takes it
-        if (k < n and toks[i][4] == "" and len(toks[k][2]) == 1 and is_cjk(toks[k][2]) and toks[k][3] in _GIVEN_TAGS
-                and toks[k][2] not in _GIVEN_STOP and (k + 1 >= n or len(toks[k + 1][2]) != 1 or not _cjk_word(toks[k + 1][2])
-                                                       or toks[k + 1][2] in _GIVEN_STOP)):
+        if (
+            k < n
+            and toks[i][4] == ""
+            and len(toks[k][2]) == 1
+            and is_cjk(toks[k][2])
+            and toks[k][3] in _GIVEN_TAGS
+            and toks[k][2] not in _GIVEN_STOP
+            and (
+                k + 1 >= n or len(toks[k + 1][2]) != 1 or not _cjk_word(toks[k + 1][2]) or toks[k + 1][2] in _GIVEN_STOP
+            )
+        ):
             return k + 1
         return i + 1
     if len(word) != 1:
         return i
     k = i + 1
-    while k < n and k - i <= 2 and toks[k - 1][4] == "" and len(toks[k][2]) == 1 and is_cjk(toks[k][2]) \
-            and toks[k][2] not in _GIVEN_STOP and toks[k][3] in _GIVEN_TAGS:
+    while (
+        k < n
+        and k - i <= 2
+        and toks[k - 1][4] == ""
+        and len(toks[k][2]) == 1
+        and is_cjk(toks[k][2])
+        and toks[k][2] not in _GIVEN_STOP
+        and toks[k][3] in _GIVEN_TAGS
+    ):
         k += 1
     if k == i + 1:
         return i
@@ -440,15 +293,21 @@ class ZhLexicon:
                     head_count[word] = head_count.get(word, 0) + 1
                     if i > 0 and toks[i - 1][4] == "":
                         pw, ptag = toks[i - 1][2], toks[i - 1][3]
-                        if (_cjk_word(pw) and len(pw) == 2 and ptag in _MERGE_LEFT_TAGS and pw not in _LEAD_STOP
-                                and not _UNK_STOP_CHARS.intersection(pw) and pw not in GENERIC_ZH):
+                        if (
+                            _cjk_word(pw)
+                            and len(pw) == 2
+                            and ptag in _MERGE_LEFT_TAGS
+                            and pw not in _LEAD_STOP
+                            and not _UNK_STOP_CHARS.intersection(pw)
+                            and pw not in GENERIC_ZH
+                        ):
                             key = pw + "\t" + word
                             pair_count[key] = pair_count.get(key, 0) + 1
         for key, c in pair_count.items():
             pw, word = key.split("\t")
             if c >= 2 and c * 4 >= head_count.get(word, c) * 3:
                 names.add(pw + word)
-        names = {x for x in names if len(x) >= 2 and not _NUMERIC.match(x) and x not in GENERIC_ZH}
+        names = {x for x in names if len(x) >= 2 and not NUMERIC.match(x) and x not in GENERIC_ZH}
         first: dict[str, list[str]] = {}
         for x in sorted(names, key=len, reverse=True):
             first.setdefault(x[0], []).append(x)
@@ -512,7 +371,9 @@ def chinese_candidates(doc: Doc, tags: dict[str, str], lexicon: ZhLexicon | None
         if tag == "eng":
             # A Latin run ("machine learning", "Django") plus a Chinese head noun ("框架").
             j = i + 1
-            while j < n and toks[j][3] == "eng" and toks[j - 1][4] in ("", " ") and toks[j][2].lower() not in STOP_WORDS:
+            while (
+                j < n and toks[j][3] == "eng" and toks[j - 1][4] in ("", " ") and toks[j][2].lower() not in STOP_WORDS
+            ):
                 j += 1
             k = j
             while k < n and toks[k - 1][4] == "" and toks[k][3] in _ZH_COMPOUND_TAGS and toks[k][3] != "eng":
@@ -538,19 +399,33 @@ def chinese_candidates(doc: Doc, tags: dict[str, str], lexicon: ZhLexicon | None
                 i = k
                 continue
         if tag == "unk" and len(word) == 2 and not _UNK_STOP_CHARS.intersection(word) and i + 1 < n and ws == "":
-            nw, ntag = toks[i + 1][2], toks[i + 1][3]
-            if len(nw) == 1 and is_cjk(nw) and nw not in _GIVEN_STOP and (
-                    i + 2 >= n or len(toks[i + 2][2]) != 1 or not _cjk_word(toks[i + 2][2])):
+            nw, _ntag = toks[i + 1][2], toks[i + 1][3]
+            if (
+                len(nw) == 1
+                and is_cjk(nw)
+                and nw not in _GIVEN_STOP
+                and (i + 2 >= n or len(toks[i + 2][2]) != 1 or not _cjk_word(toks[i + 2][2]))
+            ):
                 # An out-of-dictionary piece plus a noun or one character: 观复|博物馆, 盗梦|空间, 阿凡|达.
                 out.append(Candidate(s, toks[i + 1][1], ExtractorName.noun_chunk, CONF_PROPER, "compound"))
                 i += 2
                 continue
-        if word in _ROLE_ZH:
+        if word in ROLE_ZH:
             i += 1  # 主演|中谷美纪, 原唱|梁静茹: the role word is not part of the name
             continue
-        unk_head = tag == "unk" and not _UNK_STOP_CHARS.intersection(word) and (
-            len(word) >= 3 or i + 1 < n and ws == "" and toks[i + 1][3] in _ZH_RUN_TAGS and len(toks[i + 1][2]) >= 2
-            and toks[i + 1][2] not in GENERIC_ZH and toks[i + 1][2] not in _ROLE_ZH)
+        unk_head = (
+            tag == "unk"
+            and not _UNK_STOP_CHARS.intersection(word)
+            and (
+                len(word) >= 3
+                or i + 1 < n
+                and ws == ""
+                and toks[i + 1][3] in _ZH_RUN_TAGS
+                and len(toks[i + 1][2]) >= 2
+                and toks[i + 1][2] not in GENERIC_ZH
+                and toks[i + 1][2] not in ROLE_ZH
+            )
+        )
         if tag in _ZH_RUN_TAGS or unk_head:
             # A run of nouns is one compound name: 北京|汽车|博物馆, 红砖|美术馆, 观复|博物馆; a place
             # or organisation suffix closes it even when generic alone (八达岭野生动物|世界).
@@ -558,11 +433,21 @@ def chinese_candidates(doc: Doc, tags: dict[str, str], lexicon: ZhLexicon | None
             while k < n and k - i < 5 and toks[k - 1][4] == "":
                 kw, kt = toks[k][2], toks[k][3]
                 if kw in _NAME_SUFFIX:
-                    if len(kw) == 1 and k + 1 < n and toks[k][4] == "" and _cjk_word(toks[k + 1][2]) and toks[k + 1][3].startswith("n"):
+                    if (
+                        len(kw) == 1
+                        and k + 1 < n
+                        and toks[k][4] == ""
+                        and _cjk_word(toks[k + 1][2])
+                        and toks[k + 1][3].startswith("n")
+                    ):
                         break  # 北京|园|博园: a one-character suffix glued to the next noun is a cut error
                     k += 1
                     break
-                if not (kt in _ZH_RUN_TAGS or kt == "unk" and not _UNK_STOP_CHARS.intersection(kw)) or kw in GENERIC_ZH or kw in _ROLE_ZH:
+                if (
+                    not (kt in _ZH_RUN_TAGS or kt == "unk" and not _UNK_STOP_CHARS.intersection(kw))
+                    or kw in GENERIC_ZH
+                    or kw in ROLE_ZH
+                ):
                     break
                 if k + 1 < n and toks[k + 1][2] in _NAME_DOTS:
                     break  # the next token starts a dotted name: leave it to the name rule
@@ -570,8 +455,10 @@ def chinese_candidates(doc: Doc, tags: dict[str, str], lexicon: ZhLexicon | None
             if k - i > 1:
                 # Everyday dictionary nouns in a row (电影|短片, 音乐|录影带) describe, they do not name: a
                 # name has a proper or unknown piece (观复|博物馆, 北京|汽车|博物馆) or a name ending.
-                descriptive = all(toks[x][3] == "n" and zipf(toks[x][2], "zh") >= COMMON_NOUN_ZIPF_ZH_RUN
-                                  for x in range(i, k)) and toks[k - 1][2] not in _NAME_SUFFIX
+                descriptive = (
+                    all(toks[x][3] == "n" and zipf(toks[x][2], "zh") >= COMMON_NOUN_ZIPF_ZH_RUN for x in range(i, k))
+                    and toks[k - 1][2] not in _NAME_SUFFIX
+                )
                 if not descriptive:
                     out.append(Candidate(s, toks[k - 1][1], ExtractorName.noun_chunk, CONF_PROPER, "compound"))
                 i = k
@@ -583,6 +470,7 @@ def chinese_candidates(doc: Doc, tags: dict[str, str], lexicon: ZhLexicon | None
             if len(word) >= 2:
                 out.append(Candidate(s, e, ExtractorName.noun_chunk, conf, tag))
         i += 1
+
     # A frame fixes both ends of its name: segmenter-based candidates that overlap one
     # and reach past it (过程|小东 against 听说过|程小东) are cut errors.
     def reaches_past_a_frame(c: Candidate) -> bool:
@@ -623,7 +511,7 @@ def suffix_names(text: str, toks: list[Tok]) -> list[tuple[int, int]]:
             pw, ptag, pws = toks[j - 1][2], toks[j - 1][3], toks[j - 1][4]
             if pws or not (_cjk_word(pw) or pw.isascii() and pw.isalnum()) or ptag in _EXTEND_STOP_TAGS:
                 break
-            if pw in _LEAD_STOP or pw in GENERIC_ZH or pw in _ROLE_ZH or _EXTEND_STOP_CHARS.intersection(pw):
+            if pw in _LEAD_STOP or pw in GENERIC_ZH or pw in ROLE_ZH or _EXTEND_STOP_CHARS.intersection(pw):
                 break
             if ptag.startswith("v") and zipf(pw, "zh") >= 4.0:
                 break
@@ -631,22 +519,24 @@ def suffix_names(text: str, toks: list[Tok]) -> list[tuple[int, int]]:
                 break
             chars += len(pw)
             j -= 1
-        if j < i and chars >= 2 and not (k + 1 < n and toks[k][4] == "" and toks[k + 1][3] in _ZH_RUN_TAGS
-                                         and _cjk_word(toks[k + 1][2]) and toks[k + 1][2] not in GENERIC_ZH):
+        if (
+            j < i
+            and chars >= 2
+            and not (
+                k + 1 < n
+                and toks[k][4] == ""
+                and toks[k + 1][3] in _ZH_RUN_TAGS
+                and _cjk_word(toks[k + 1][2])
+                and toks[k + 1][2] not in GENERIC_ZH
+            )
+        ):
             out.append((toks[j][0], end))
     return out
 
 
 def _framed(text: str, toks: list[Tok]) -> list[tuple[int, int]]:
-    """Names delimited by their sentence frame or by transliteration characters (zh_frames)."""
+    """Names delimited by their sentence frame or by transliteration characters (zh.frames)."""
     tagged = [(s, e, w, t) for s, e, w, t, _ in toks]
     spans = list(dotted_names(text, tagged))
-    spans += frame_names(text, tagged, GENERIC_ZH | _ROLE_ZH)
+    spans += frame_names(text, tagged, GENERIC_ZH | ROLE_ZH)
     return spans
-
-
-def overlaps(a_start: int, a_end: int, b_start: int, b_end: int) -> bool:
-    return a_start < b_end and b_start < a_end
-
-
-__all__ = ["Candidate", "Reject", "ZhLexicon", "english_candidates", "operation_candidates", "chinese_candidates", "reject_reason", "concept_key"]

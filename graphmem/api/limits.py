@@ -79,23 +79,34 @@ class RequestLimits:
         raw_path: bytes = scope.get("raw_path") or scope["path"].encode("utf-8", "surrogateescape")
         query: bytes = scope.get("query_string", b"")
         if len(raw_path) + len(query) > self.max_url_bytes:
-            return _error(414, "URI_TOO_LONG", f"the URL is longer than {self.max_url_bytes} bytes; "
-                                               "send long text (focus, prompt) in the body of POST /context")
+            return _error(
+                414,
+                "URI_TOO_LONG",
+                f"the URL is longer than {self.max_url_bytes} bytes; "
+                "send long text (focus, prompt) in the body of POST /context",
+            )
         try:
             unquote_to_bytes(raw_path).decode("utf-8")
         except UnicodeDecodeError:
             if raw_path.startswith(b"/v1/users/"):
-                return _error(422, "INVALID_USER_ID", "the user id in the path is not valid UTF-8 once "
-                                                      "percent-decoded; ids are UTF-8 text")
+                return _error(
+                    422,
+                    "INVALID_USER_ID",
+                    "the user id in the path is not valid UTF-8 once percent-decoded; ids are UTF-8 text",
+                )
             return _error(400, "INVALID_PATH", "the path is not valid UTF-8 once percent-decoded")
         segment = _USER_SEGMENT.match(raw_path)
         if segment and b"%2f" in segment.group(1).lower():
-            return _error(422, "INVALID_USER_ID", "user ids cannot contain '/' (it would be a second path "
-                                                  "segment); pick ids without '/'")
+            return _error(
+                422,
+                "INVALID_USER_ID",
+                "user ids cannot contain '/' (it would be a second path segment); pick ids without '/'",
+            )
         authorizations = sum(1 for k, _ in scope.get("headers", []) if k == b"authorization")
         if authorizations > 1:
-            return _error(400, "DUPLICATE_AUTHORIZATION",
-                          f"{authorizations} Authorization headers were sent; send exactly one")
+            return _error(
+                400, "DUPLICATE_AUTHORIZATION", f"{authorizations} Authorization headers were sent; send exactly one"
+            )
         return None
 
 
@@ -107,7 +118,8 @@ class UnsupportedMediaType(GraphmemError):
 def require_json(request: Request) -> None:
     """Route dependency of JSON-body endpoints: 415 for any other (or no) content type."""
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if content_type != "application/json" and not (content_type.startswith("application/")
-                                                   and content_type.endswith("+json")):
+    if content_type != "application/json" and not (
+        content_type.startswith("application/") and content_type.endswith("+json")
+    ):
         shown = repr(content_type) if content_type else "none"
         raise UnsupportedMediaType(f"this endpoint takes a JSON body (content-type: application/json); got {shown}")

@@ -1,0 +1,1 @@
+"""English extraction rules."""

@@ -1,0 +1,151 @@
+"""English concept candidates: named entities of useful labels, noun chunks and proper nouns from the
+parser (trimmed of determiners and filler adjectives), and arithmetic operations named by their gerund."""
+
+from __future__ import annotations
+
+from spacy.tokens import Doc
+
+from graphmem.extraction.candidates import CONF_CHUNK, CONF_NER, CONF_PROPER, LATIN, NUMERIC, Candidate
+from graphmem.extraction.lexical import meta_reason
+from graphmem.extraction.normalize import concept_key
+from graphmem.models import ExtractorName
+from graphmem.wordlists import words
+
+# Entity labels kept as concepts. PRODUCT / ORG / WORK_OF_ART / LANGUAGE / EVENT / LAW
+# name things a learner studies, uses or recommends (Django, Coursera, "Deep Learning",
+# Python, PyCon, GDPR). Left out on purpose: PERSON, GPE, LOC, FAC and NORP — in
+# tutoring and agent chats these are mostly the user's own life (names, cities) and
+# would put personal data into an interest graph; and the numeric labels (DATE, TIME,
+# MONEY, QUANTITY, PERCENT, ORDINAL, CARDINAL), which are never concepts.
+NER_LABELS = frozenset({"PRODUCT", "ORG", "WORK_OF_ART", "LANGUAGE", "EVENT", "LAW"})
+
+# Leading words dropped from a noun chunk: they carry no concept ("my first Python project").
+_LEADING_FILLER = words("leading_filler_en.txt")
+
+
+def _trim_tokens(span) -> tuple[int, int] | None:
+    """Token range of a noun chunk without leading determiners/filler and trailing punctuation."""
+    toks = list(span)
+    i, j = 0, len(toks)
+    while i < j and (
+        toks[i].pos_ in ("DET", "PRON", "PUNCT", "NUM", "ADP", "CCONJ", "PART", "SYM", "INTJ", "AUX")
+        or toks[i].lower_ in _LEADING_FILLER
+        or toks[i].tag_ in ("PRP$", "WP$", "WDT", "POS")
+    ):
+        i += 1
+    while j > i and toks[j - 1].pos_ in ("PUNCT", "PART", "SYM") and toks[j - 1].text not in ("++", "#"):
+        j -= 1
+    if i >= j:
+        return None
+    if toks[j - 1].pos_ not in ("NOUN", "PROPN", "X") and not _looks_technical(toks[j - 1].text):
+        return None
+    return toks[i].idx, toks[j - 1].idx + len(toks[j - 1].text)
+
+
+def _looks_technical(word: str) -> bool:
+    """Mixed case, digits inside letters or code punctuation: SQLAlchemy, PyTorch, Python3, C++, C#."""
+    if len(word) < 2 or not LATIN.search(word):
+        return False
+    inner_upper = any(c.isupper() for c in word[1:]) and any(c.islower() for c in word)
+    has_digit = any(c.isdigit() for c in word) and word[0].isalpha()
+    return inner_upper or has_digit or word.endswith(("++", "#")) or word.startswith(".")
+
+
+def _split_coordination(chunk):
+    """'SQLAlchemy and Jinja templates' -> 'SQLAlchemy', 'Jinja templates'."""
+    parts, start = [], chunk.start
+    for tok in chunk:
+        if tok.pos_ == "CCONJ" or tok.text in (",", ";", "/", "&"):
+            if tok.i > start:
+                parts.append(chunk.doc[start : tok.i])
+            start = tok.i + 1
+    if start < chunk.end:
+        parts.append(chunk.doc[start : chunk.end])
+    return parts
+
+
+# Arithmetic operations a learner practises, named by their gerund ("Round 345 to the nearest ten"
+# is practice in rounding). Skills in tutoring are verbs as often as nouns; only these verbs, and
+# only applied to numbers or to a mathematical object, so "add a column" stays out.
+OPERATION_SKILLS = {
+    "round": "rounding",
+    "add": "adding",
+    "subtract": "subtracting",
+    "multiply": "multiplying",
+    "divide": "dividing",
+    "estimate": "estimating",
+    "regroup": "regrouping",
+    "simplify": "simplifying",
+    "factor": "factoring",
+    "decompose": "decomposing",
+    "convert": "converting",
+}
+_MATH_OBJECTS = frozenset(
+    """number numbers fraction fractions decimal decimals digit digits integer integers denominator denominators
+    numerator numerators remainder remainders product products sum sums difference quotient dividend divisor
+    polynomial polynomials expression expressions equation equations unit units figure figures shape shapes
+    mixed""".split()
+)
+CONF_OPERATION = 0.5
+# Inflected forms -> gerund (the fast English pipeline runs no lemmatizer).
+_OPERATION_FORMS = {
+    form: gerund
+    for base, gerund in OPERATION_SKILLS.items()
+    for form in (base, base + "s", base + "ed", base + "d", gerund, base[:-1] + "ies", base[:-1] + "ied")
+}
+
+
+def operation_candidates(doc: Doc) -> list[Candidate]:
+    """Skills named by an arithmetic verb applied to numbers: Round 345 → "rounding"."""
+    out: list[Candidate] = []
+    if not doc.has_annotation("DEP"):
+        return out
+    for tok in doc:
+        gerund = _OPERATION_FORMS.get(tok.lower_)
+        if gerund is None:
+            continue  # the tagger often misreads an imperative "Round 345" as ADV: POS is not asked
+        # What the operation applies to: its objects and their modifiers, not its subject.
+        applied = [
+            t
+            for child in tok.children
+            if child.dep_ not in ("nsubj", "nsubjpass", "aux", "punct")
+            for t in child.subtree
+        ]
+        if any(t.like_num or t.lower_ in _MATH_OBJECTS or NUMERIC.match(t.text) for t in applied):
+            out.append(
+                Candidate(tok.idx, tok.idx + len(tok.text), ExtractorName.pattern, CONF_OPERATION, "operation", gerund)
+            )
+    return out
+
+
+def english_candidates(doc: Doc) -> list[Candidate]:
+    out: list[Candidate] = []
+    if doc.has_annotation("ENT_IOB"):
+        for ent in doc.ents:
+            if ent.label_ in NER_LABELS:
+                ent_span = _trim_tokens(ent) or (ent.start_char, ent.end_char)
+                out.append(Candidate(ent_span[0], ent_span[1], ExtractorName.ner, CONF_NER, ent.label_))
+    if doc.has_annotation("DEP"):
+        for chunk in doc.noun_chunks:
+            for part in _split_coordination(chunk):
+                if len(part) > 6:
+                    continue  # long chunks are descriptions, not names
+                span = _trim_tokens(part)
+                if span is None:
+                    continue
+                # Trimming drops fillers: "your best shot" would become "shot"; judge the phrase whole.
+                lead = part.start
+                while lead < part.end and (doc[lead].pos_ in ("DET", "PRON") or doc[lead].tag_ in ("PRP$", "WP$")):
+                    lead += 1
+                if lead < part.end - 1 and meta_reason(concept_key(doc[lead : part.end].text)):
+                    continue
+                proper = any(t.pos_ == "PROPN" for t in part)
+                out.append(Candidate(span[0], span[1], ExtractorName.noun_chunk, CONF_PROPER if proper else CONF_CHUNK))
+    out.extend(operation_candidates(doc))
+    # Proper nouns and technical-looking words the chunker missed (tagger errors on chat text).
+    for tok in doc:
+        if tok.pos_ == "PROPN" or _looks_technical(tok.text):
+            if tok.is_stop or tok.like_num:
+                continue
+            out.append(Candidate(tok.idx, tok.idx + len(tok.text), ExtractorName.noun_chunk, CONF_PROPER))
+    return out
