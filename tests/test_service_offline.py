@@ -10,18 +10,20 @@ The last test checks that the in-memory store and Neo4j give the same graph for 
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from graphmem.errors import GraphmemError, InvalidInput, NotFound, TurnIdConflict
+from graphmem.extraction.catalog_io import load_catalog
 from graphmem.memory_store import InMemoryStore
 from graphmem.models import Catalog, TurnIn, UserGraph
 from graphmem.ranked_cache import LRU, RankedCache, RankedGraph
 from graphmem.ranking import RankingConfig, rank
 from graphmem.service import GraphMemory
-from graphmem.settings import Settings
+from graphmem.settings import PROJECT_ROOT, Settings
 from graphmem.store import IngestWrite, UserRef
 from graphmem.subgraph import adjacency, kept_edges, missing_endpoints, walk
 
@@ -229,6 +231,30 @@ def test_forget_and_erase(mem: GraphMemory) -> None:
     assert mem.export(TENANT, "gus")["turns"][0]["text"] == TEXTS[0]
 
 
+def test_concurrent_ingests_of_one_user_equal_sequential_ones(settings: Settings) -> None:
+    """Real threads: whatever order the writes land in, the cached graph is the stored one and the
+    answers equal those of the same turns sent one by one."""
+    day = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def send(mem: GraphMemory, i: int) -> None:
+        mem.ingest(TENANT, "con", f"s{i}", [TurnIn(turn_id=f"c{i}", role="user", text=TEXTS[i], ts=day + timedelta(i))])
+
+    for _ in range(3):
+        parallel = GraphMemory(settings, store=InMemoryStore(settings))
+        with ThreadPoolExecutor(len(TEXTS)) as pool:
+            list(pool.map(lambda i: send(parallel, i), range(len(TEXTS))))
+        sequential = GraphMemory(settings, store=InMemoryStore(settings))
+        for i in range(len(TEXTS)):
+            send(sequential, i)
+        user = parallel.user(TENANT, "con")
+        cached = parallel.ranked(user)
+        reloaded = parallel.store.load_user_graph(user)
+        assert cached.version == parallel.store.user_version(user)[0] == 2 * len(TEXTS)
+        assert cached.graph.concepts.keys() == reloaded.concepts.keys() and cached.graph.edges == reloaded.edges
+        assert parallel.graph(TENANT, "con") == sequential.graph(TENANT, "con")
+        assert parallel.context(TENANT, "con") == sequential.context(TENANT, "con")
+
+
 # -- the pure parts -----------------------------------------------------------------------------
 
 
@@ -267,16 +293,44 @@ def test_the_subgraph_walk_stops_at_depth() -> None:
 
 
 def test_the_in_memory_store_gives_neo4j_s_graph(settings: Settings, store: Any, tenant: str) -> None:
-    """The same turns through both stores give the same graph (concepts, counts, times, edges)."""
+    """The same catalog and turns through both stores give the same graph and the same service answers
+    (graph, block, explanation), before and after a forget. This is what makes the offline tests mean
+    something for the product."""
     memory = InMemoryStore(settings)
     real = GraphMemory(settings, store=store)
     fake = GraphMemory(settings, store=memory)
-    batch = turns(*TEXTS, ts=datetime(2026, 1, 1, tzinfo=UTC))
-    for mem in (real, fake):
-        mem.ingest(tenant, "pat", "s1", batch)
+    day = datetime(2026, 1, 1, tzinfo=UTC)
+    batch = [
+        TurnIn(turn_id="p0", role="user", text="I want to learn Django deployment with Docker and Nginx", ts=day),
+        TurnIn(turn_id="p1", role="assistant", text="Start with Linux server administration and Git.", ts=day),
+        TurnIn(turn_id="p2", role="user", text="I already know Python basics, but SQL confuses me", ts=day),
+        TurnIn(turn_id="p3", role="user", text="React uses JavaScript, and I like Flask", ts=day),
+    ]
     user = UserRef(tenant, "pat")
-    a, b = store.load_user_graph(user), memory.load_user_graph(user)
-    assert a.concepts == b.concepts
-    assert a.edges == b.edges
-    assert (a.now, a.history_tokens, a.turn_count, a.language) == (b.now, b.history_tokens, b.turn_count, b.language)
-    assert store.user_version(user) == memory.user_version(user)
+
+    def same() -> None:
+        a, b = store.load_user_graph(user), memory.load_user_graph(user)
+        assert a.concepts == b.concepts
+        assert a.edges == b.edges
+        assert (a.now, a.history_tokens, a.turn_count, a.language, a.catalog_deps) == (
+            b.now,
+            b.history_tokens,
+            b.turn_count,
+            b.language,
+            b.catalog_deps,
+        )
+        assert store.user_version(user) == memory.user_version(user)
+        assert real.graph(tenant, "pat") == fake.graph(tenant, "pat")
+        assert real.context(tenant, "pat", focus="Django deployment") == fake.context(
+            tenant, "pat", focus="Django deployment"
+        )
+        for concept in ("Docker", "SQL"):
+            assert real.explain(tenant, "pat", concept) == fake.explain(tenant, "pat", concept)
+
+    catalog = load_catalog(PROJECT_ROOT / "demo" / "catalog.yaml")
+    for mem in (real, fake):
+        mem.put_catalog(tenant, catalog)
+        mem.ingest(tenant, "pat", "s1", batch)
+    same()
+    assert real.forget(tenant, "pat", "Nginx") == fake.forget(tenant, "pat", "Nginx")
+    same()
