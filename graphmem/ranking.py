@@ -18,7 +18,7 @@ import heapq
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import numpy as np
 
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from graphmem.settings import Settings
 
 RankerName = Literal["pagerank", "reference"]
-T = TypeVar("T")
 Direction = Literal["in", "out"]
 
 SECONDS_PER_DAY = 86_400.0
