@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from graphmem.errors import InvalidInput
 from graphmem.evidence import evidence, knowledge_stance
 from graphmem.gaps import GapConfig, find_gaps
+from graphmem.memo import Memo
 from graphmem.models import Stance, Tier, UserGraph
 from graphmem.ranking import Ranking, sort_keys, top_keys
 
@@ -225,6 +226,7 @@ def select_context(
     names: Mapping[str, str] | None = None,
     demoted: Collection[str] = (),
     passing: Collection[str] = (),
+    memo: Memo | None = None,
 ) -> ContextSelection:
     """Pick and order the concepts of a block.
 
@@ -242,6 +244,8 @@ def select_context(
     ``demoted``: keys that are not specific to this user (graphmem/specificity.py); they stay
     out of core (and its fill) and related, and still count in ranking and gaps. ``passing``:
     keys that are specific only when central (a common word: core if heavy enough, never related).
+    ``memo``: the ranked graph's :class:`graphmem.memo.Memo`, so what does not depend on the focus
+    is computed once per ranked graph (None: computed afresh).
 
     One concept, one place: a concept several sections want is shown only in
     the first of :data:`PLACEMENT_ORDER` (current topic, core topics, gaps,
@@ -267,10 +271,11 @@ def select_context(
     # Everything but gaps and the current topic is the same for every focus: ordered once per
     # ranked graph (a 10,000-concept user otherwise re-sorts its related concepts per request).
     out, side = frozenset(demoted), frozenset(passing)
-    pools = ranking.derived(
+    memo = Memo() if memo is None else memo
+    pools = memo.get(
         ("context_pools", sc, config.core_size, out, side),
         lambda: _pools(graph, ranking, tiers, sc, config, out, side),
-        of=(graph, tiers),
+        of=(graph, ranking, tiers),
     )
     limit = None if cap is None else max(0, cap)
     placed: set[str] = set()  # keys shown so far, in placement order
@@ -310,7 +315,7 @@ def select_context(
     gaps = []
     if "knowledge_gaps" in wanted:
         roots = focus if focus else core
-        gaps = find_gaps(graph, ranking, roots, GapConfig(config.threshold, config.gap_depth))
+        gaps = find_gaps(graph, ranking, roots, GapConfig(config.threshold, config.gap_depth), memo)
     # A gap the user has not said confuses them was never shown by the user (only the assistant
     # named it, or long ago): it is a gap, not one of their topics. A confused one stays a topic,
     # marked struggling, and is not repeated as a gap.

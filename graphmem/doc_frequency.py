@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from graphmem.store import Neo4jStore
+from graphmem.graph_store import GraphStore
 
 _MAX_KEYS = 50_000  # per tenant: a cache bound, not a limit on the tenant
 
@@ -26,7 +26,7 @@ class _Entry:
 
 
 class DocumentFrequency:
-    def __init__(self, store: Neo4jStore, ttl_s: float, min_users: int) -> None:
+    def __init__(self, store: GraphStore, ttl_s: float, min_users: int) -> None:
         self.store = store
         self.ttl_s = ttl_s
         self.min_users = min_users

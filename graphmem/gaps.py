@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from graphmem.evidence import evidence, mastery_phrase
+from graphmem.memo import Memo
 from graphmem.models import DEPENDENCY_TYPES, ConceptEdge, RelationType, UserGraph
 from graphmem.ranking import Ranking, TypedPair
 
@@ -73,12 +74,12 @@ def catalog_dependency_map(edges: Iterable[ConceptEdge]) -> dict[str, tuple[str,
     return {b: tuple(sorted(a)) for b, a in deps.items()}
 
 
-def _cached_dependency_map(ranking: Ranking) -> dict[str, list[tuple[str, RelationType]]]:
+def _cached_dependency_map(ranking: Ranking, memo: Memo) -> dict[str, list[tuple[str, RelationType]]]:
     """The dependency map of a ranking, built once: a ranked graph serves many context requests."""
-    return ranking.derived("dependency_map", lambda: dependency_map(ranking.pairs))
+    return memo.get("dependency_map", lambda: dependency_map(ranking.pairs), of=ranking)
 
 
-def _stance_keys(graph: UserGraph, ranking: Ranking) -> tuple[tuple[str, ...], frozenset[str]]:
+def _stance_keys(graph: UserGraph, memo: Memo) -> tuple[tuple[str, ...], frozenset[str]]:
     """(concepts the user knows, concepts the user struggles with), once per ranked graph.
 
     Knowing and struggling come from the newer of stance and graded-attempt mastery
@@ -90,7 +91,7 @@ def _stance_keys(graph: UserGraph, ranking: Ranking) -> tuple[tuple[str, ...], f
         knows = tuple(k for k, s in states.items() if s == "knows")
         return knows, frozenset(k for k, s in states.items() if s == "struggles")
 
-    return ranking.derived("stance_keys", build, of=graph)
+    return memo.get("stance_keys", build, of=graph)
 
 
 def is_shown(graph: UserGraph, ranking: Ranking, key: str, threshold: float) -> bool:
@@ -115,6 +116,7 @@ def find_gaps(
     ranking: Ranking,
     roots: Sequence[str],
     config: GapConfig,
+    memo: Memo | None = None,
 ) -> list[Gap]:
     """Knowledge gaps below ``roots``, in learning order.
 
@@ -124,6 +126,8 @@ def find_gaps(
     ranking : the graph's ranking (its channels and ``user_initial`` are read).
     roots : the topics whose dependencies matter (focus topics, else core topics).
     config : GapConfig (``threshold``, ``depth``).
+    memo : the ranked graph's memo (:class:`graphmem.memo.Memo`) for what does not depend on
+        ``roots``; None computes everything afresh.
 
     Returns
     -------
@@ -147,13 +151,14 @@ def find_gaps(
         a gap that another gap of the same depth depends on comes first
         (Kahn's algorithm, ties and cycle breaks by (name, key)).
     """
-    deps = _cached_dependency_map(ranking)
+    memo = Memo() if memo is None else memo
+    deps = _cached_dependency_map(ranking, memo)
     root_list = [r for r in dict.fromkeys(roots) if r in graph.concepts]
     root_set = set(root_list)
     depth: dict[str, int] = dict.fromkeys(root_list, 0)
     dependents: dict[str, list[tuple[str, RelationType]]] = {}
-    knows, confused = _stance_keys(graph, ranking)
-    presumed = _PresumedKnown(graph, ranking, deps, knows, root_set)
+    knows, confused = _stance_keys(graph, memo)
+    presumed = _PresumedKnown(graph, memo, deps, knows, root_set)
     frontier = list(root_list)
     for d in range(1, max(0, config.depth) + 1):
         nxt: list[str] = []
@@ -208,23 +213,25 @@ class _PresumedKnown:
     def __init__(
         self,
         graph: UserGraph,
-        ranking: Ranking,
+        memo: Memo,
         deps: Mapping[str, list[tuple[str, RelationType]]],
         knows: tuple[str, ...],
         roots: set[str],
     ) -> None:
         # The walk passes through confused concepts although they are never presumed known: the
         # roots must miss everything it reached, not only what it kept, for the closure to be exact.
-        reached = ranking.derived("known_reach", lambda: _reach(deps, knows, set(), graph.catalog_deps), of=graph)
-        self.closure = ranking.derived("presumed_known", lambda: _keep_presumable(graph, reached), of=graph)
+        reached = memo.get("known_reach", lambda: _reach(deps, knows, set(), graph.catalog_deps), of=(graph, deps))
+        self.closure = memo.get("presumed_known", lambda: _keep_presumable(graph, reached), of=(graph, deps))
         self.roots = roots
         self.knows = frozenset(knows)
         self.exact = roots.isdisjoint(reached) and roots.isdisjoint(self.knows)
         self.up = (
             {}
             if self.exact
-            else ranking.derived(
-                "dependents_map", lambda: _dependents_map(deps, graph.catalog_deps, reached, self.knows), of=graph
+            else memo.get(
+                "dependents_map",
+                lambda: _dependents_map(deps, graph.catalog_deps, reached, self.knows),
+                of=(graph, deps),
             )
         )
 

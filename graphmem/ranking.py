@@ -15,10 +15,10 @@ behave identically under either ranker.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import numpy as np
 
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from graphmem.settings import Settings
 
 RankerName = Literal["pagerank", "reference"]
-T = TypeVar("T")
 Direction = Literal["in", "out"]
 
 SECONDS_PER_DAY = 86_400.0
@@ -156,22 +155,6 @@ class Ranking(Mapping[str, RankedConcept]):
         self._adjacency: dict[str, list[str]] | None = None
         self._cache: dict[str, RankedConcept] = {}
         self._contrib_cache: dict[str, tuple[Contribution, ...]] = {}
-        self._derived: dict[Hashable, tuple[object, Any]] = {}
-
-    def derived(self, key: Hashable, build: Callable[[], T], of: object = None) -> T:
-        """A value derived from this ranking, built once; ``of``: the other input it was
-        derived from (the graph, or a tuple such as (graph, tiers)), compared by identity, so a
-        different one rebuilds.
-
-        A ranked graph is cached per user version and serves many context requests;
-        what selection and gap search derive from it without the request's focus
-        (dependency map, stance sets, ordered candidate pools) is computed on the first.
-        """
-        hit = self._derived.get(key)
-        if hit is None or not _same_objects(hit[0], of):
-            hit = (of, build())
-            self._derived[key] = hit
-        return hit[1]
 
     def __getitem__(self, key: str) -> RankedConcept:
         rc = self._cache.get(key)
@@ -357,12 +340,6 @@ def typed_pairs(graph: UserGraph) -> list[TypedPair]:
         seen.add(ident)
         out.append(make(TypedPair, (src, tgt, rel)))
     return out
-
-
-def _same_objects(a: object, b: object) -> bool:
-    if isinstance(a, tuple) and isinstance(b, tuple):
-        return len(a) == len(b) and all(x is y for x, y in zip(a, b))
-    return a is b
 
 
 def sort_keys(keys: Iterable[str], graph: UserGraph, ranking: Ranking) -> list[str]:

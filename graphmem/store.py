@@ -14,7 +14,8 @@ import logging
 import random
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -29,7 +30,6 @@ from .cypher import CypherLibrary, load_library
 from .errors import InvalidInput, StoreUnavailable, TurnIdConflict
 from .gaps import catalog_dependency_map
 from .models import (
-    REL_TYPE_FROM_NEO4J,
     ConceptEdge,
     ConceptMention,
     ConceptNode,
@@ -43,6 +43,7 @@ from .models import (
 )
 from .names import dominant_language
 from .settings import Settings
+from .subgraph import adjacency, kept_edges, missing_endpoints, seed_keys, walk
 
 log = logging.getLogger(__name__)
 
@@ -215,20 +216,6 @@ def _from_ms(value: int | None) -> datetime | None:
     return None if value is None else _EPOCH + timedelta(milliseconds=int(value))
 
 
-def _adjacency(rows: Iterable[dict[str, Any]]) -> dict[str, list[tuple[Any, ConceptEdge]]]:
-    """Relation rows (source, type, target, scope, confidence) -> both endpoints' (edge key, edge) lists."""
-    adj: dict[str, list[tuple[Any, ConceptEdge]]] = {}
-    for r in rows:
-        edge = ConceptEdge(
-            r["source"], r["target"], REL_TYPE_FROM_NEO4J[r["type"]], r["scope"] or "catalog", float(r["confidence"])
-        )
-        item = ((edge.source, edge.target, r["type"], edge.scope), edge)
-        adj.setdefault(edge.source, []).append(item)
-        if edge.target != edge.source:
-            adj.setdefault(edge.target, []).append(item)
-    return adj
-
-
 def _iso(value: Any) -> str | None:
     native = _native(value)
     return native.isoformat() if isinstance(native, datetime) else native
@@ -301,24 +288,28 @@ class Neo4jStore:
                     raise
         raise AssertionError("unreachable")
 
-    def _read(self, work: Callable[[ManagedTransaction], Any]) -> Any:
+    @contextmanager
+    def _reaching(self, then: str = "") -> Iterator[None]:
+        """Neo4j gone (refused, dropped, timed out) -> StoreUnavailable (a 503), and the next call makes
+        one attempt only (see ``unreachable``). ``then``: what the message adds (e.g. nothing was written)."""
         try:
-            with self._driver.session(database=self.database) as session:
-                return self._execute(session, work, write=False)
+            yield
         except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, OSError) as exc:
             self.unreachable = True
-            raise StoreUnavailable(f"Neo4j is unreachable ({type(exc).__name__}); retry shortly.") from exc
+            raise StoreUnavailable(f"Neo4j is unreachable ({type(exc).__name__}){then}") from exc
+
+    def _read(self, work: Callable[[ManagedTransaction], Any]) -> Any:
+        with self._reaching("; retry shortly."), self._driver.session(database=self.database) as session:
+            return self._execute(session, work, write=False)
 
     def _write(self, work: Callable[[ManagedTransaction], Any]) -> Any:
         for attempt in range(_DEADLOCK_ATTEMPTS):
             try:
-                with self._driver.session(database=self.database) as session:
+                with (
+                    self._reaching("; nothing was written, retry shortly."),
+                    self._driver.session(database=self.database) as session,
+                ):
                     return self._execute(session, work, write=True)
-            except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, OSError) as exc:
-                self.unreachable = True
-                raise StoreUnavailable(
-                    f"Neo4j is unreachable ({type(exc).__name__}); nothing was written, retry shortly."
-                ) from exc
             except (neo4j_errors.TransientError, neo4j_errors.ResultFailedError) as exc:
                 # Concurrent writers of one tenant deadlock on shared (dense) concept nodes; Neo4j
                 # aborts one of them. The driver retries for max_transaction_retry_time (kept short so
@@ -352,14 +343,11 @@ class Neo4jStore:
         """Creates constraints and indexes if missing, then runs pending data migrations
         (cypher/migrate.cypher); safe to run any number of times."""
         names = [s.name for s in self.cypher.in_file("schema.cypher") if not s.name.startswith("schema_list")]
-        try:
-            with self._driver.session(database=self.database) as session:
-                for name in names:
-                    session.run(self.cypher.text(name)).consume()
-                session.run("CALL db.awaitIndexes(60)").consume()
-                self._migrate(session)
-        except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, OSError) as exc:
-            raise StoreUnavailable(f"Neo4j is unreachable ({type(exc).__name__}).") from exc
+        with self._reaching("."), self._driver.session(database=self.database) as session:
+            for name in names:
+                session.run(self.cypher.text(name)).consume()
+            session.run("CALL db.awaitIndexes(60)").consume()
+            self._migrate(session)
         return sorted(row["name"] for row in self.read_statement("schema_list_constraints"))
 
     def _migrate(self, session: Any) -> None:
@@ -603,32 +591,14 @@ class Neo4jStore:
             # Graded attempts: mastery joins the user model (an attempted concept is in the graph
             # even when the user never named it).
             attempted = _apply_mastery(concepts, self._run(tx, "attempts_user_mastery", **user.params()))
-            seeds = {k for k, c in concepts.items() if c.user_mentions + c.assistant_mentions > 0 or c.stance}
-            seeds.update(extra)
-            seeds.update(attempted)
+            seeds = seed_keys(concepts, extra, attempted)
             # Visible relations: the tenant's catalog (cached per catalog version) and the user's own,
             # both by index seek. Expanding the user's concepts in Neo4j also walked every other user's
             # relations on the shared concept nodes (~30-50 ms per hop in a busy tenant).
             catalog_adj, catalog_deps = self._catalog_adjacency(tx, user.tenant)
-            own_adj = _adjacency(self._run_flat(tx, "edges_by_owner", edge_owner=user.owner, **user.params()))
-            edges: dict[tuple[str, str, str, str], ConceptEdge] = {}
-            frontier = set(seeds)
-            visited: set[str] = set()
-            for _ in range(max(depth, 0)):
-                if not frontier:
-                    break
-                visited |= frontier
-                next_frontier: set[str] = set()
-                for key in frontier:
-                    for adj in (catalog_adj, own_adj):
-                        for ek, edge in adj.get(key, ()):
-                            edges[ek] = edge
-                            for k in (edge.source, edge.target):
-                                if k not in visited:
-                                    next_frontier.add(k)
-                frontier = next_frontier
-            missing = {k for e in edges.values() for k in (e.source, e.target)} | set(extra)
-            missing -= set(concepts)
+            own_adj = adjacency(self._run_flat(tx, "edges_by_owner", edge_owner=user.owner, **user.params()))
+            edges = walk(seeds, (catalog_adj, own_adj), depth)
+            missing = missing_endpoints(edges, extra, concepts)
             if missing:
                 for r in self._run_flat(tx, "user_concepts_by_key", keys=sorted(missing), **user.params()):
                     concepts[r["key"]] = ConceptNode(
@@ -638,8 +608,7 @@ class Neo4jStore:
                         in_catalog=bool(r["in_catalog"]),
                         critical=bool(r["critical"]),
                     )
-            # Drop edges to keys that no longer exist (deleted concurrently).
-            kept = tuple(e for _, e in sorted(edges.items()) if e.source in concepts and e.target in concepts)
+            kept = kept_edges(edges, concepts)
             size = self._run_flat(tx, "user_history_size", **user.params())[0]
             # Key order, so the same graph always gives the same ranking down to the last float bit.
             concepts = {k: concepts[k] for k in sorted(concepts)}
@@ -668,7 +637,7 @@ class Neo4jStore:
         cached = self._catalog_edges.get(tenant)
         if cached is not None and cached[0] == version:
             return cached[1], cached[2]
-        adj = _adjacency(self._run_flat(tx, "edges_by_owner", tenant=tenant, edge_owner="catalog"))
+        adj = adjacency(self._run_flat(tx, "edges_by_owner", tenant=tenant, edge_owner="catalog"))
         deps = catalog_dependency_map(e for items in adj.values() for _, e in items)
         self._catalog_edges[tenant] = (version, adj, deps)
         while len(self._catalog_edges) > 64:

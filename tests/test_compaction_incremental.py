@@ -67,7 +67,7 @@ def test_incremental_folds_and_a_run_over_an_unchanged_graph_writes_nothing(stor
     # Folded again, then restored by an ingest-time re-rank (not a compaction run): links follow tiers.
     high.compact(tenant, "alice")
     assert _state(store, user)["count"] == 3
-    low._rerank_after_write(user)
+    low.reranker.after_write(user)
     fourth = _state(store, user)
     assert all(t != "compacted" and n == 0 for t, _, n in fourth["rows"].values())
     assert fourth["count"] == 0 and fourth["runs"] == 4
@@ -99,7 +99,7 @@ def test_ingest_updates_the_cached_graph_as_a_reload_would(store, settings, tena
         )
         assert "user_interests" not in ran  # the ingest path did not reload the interests
         user = UserRef(tenant, "bob")
-        cached = mem._ranked[(tenant, "bob")]
+        cached = mem.core.ranked_graphs.peek(user)
         assert cached.version == store.user_version(user)[0]
         reloaded = store.load_user_graph(user)
         assert cached.graph.edges == reloaded.edges

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from graphmem.gaps import GapConfig, find_gaps
+from graphmem.memo import Memo
 from graphmem.models import ConceptEdge, ConceptNode, RelationType, Stance, UserGraph
 from graphmem.ranking import RankingConfig, rank
 from tests.pure_graphs import NOW, PART, REL, P, R, U, graph, node
@@ -273,10 +274,11 @@ def test_presumed_known_membership_matches_the_full_walk_for_any_roots() -> None
             edges += [e for e in catalog if e[0] in keys and e[2] in keys and rnd.random() < 0.5]
         g = graph(nodes, edges, catalog_deps=catalog_deps)
         r = rank(g, REF)
-        deps = _cached_dependency_map(r)
-        knows, _ = _stance_keys(g, r)
+        memo = Memo()  # one ranked graph's memo, shared by the foci below
+        deps = _cached_dependency_map(r, memo)
+        knows, _ = _stance_keys(g, memo)
         for _ in range(4):  # several foci on one ranking, as the service serves them
             roots = set(rnd.sample(keys, rnd.randint(0, min(3, n))))
             expected = _presumed_known(g, deps, roots, knows)
-            fast = _PresumedKnown(g, r, deps, knows, roots)
+            fast = _PresumedKnown(g, memo, deps, knows, roots)
             assert {k for k in keys if k not in roots and k in fast} == expected - roots, (case, roots)

@@ -10,6 +10,7 @@ import pytest
 from graphmem.compaction import CompactionConfig, plan_compaction
 from graphmem.context import ContextConfig, Scope, resolve_tag, select_context
 from graphmem.errors import ContextLoopDetected, InvalidInput
+from graphmem.memo import Memo
 from graphmem.models import Stance, Tier, UserGraph
 from graphmem.ranking import RankingConfig, rank
 from graphmem.render import BudgetTooSmall, check_loop, escape_atom, render_block
@@ -76,12 +77,17 @@ def test_focus_gives_current_topic_and_gaps() -> None:
 
 
 def test_one_ranking_serves_many_focus_requests_like_fresh_ones() -> None:
-    """select_context orders the focus-independent pools once per ranking (Ranking.derived);
-    requests with different foci on the same ranking select what a fresh ranking selects."""
+    """select_context orders the focus-independent pools once per ranked graph (its Memo);
+    requests with different foci on the same ranked graph select what a fresh ranking selects."""
     g = design_graph()
     r = rank(g, REF)
     tiers = plan_compaction(g, r, CompactionConfig()).tiers
-    shared = [select_context(g, r, tiers, focus, "learning", ContextConfig()) for focus in ([], ["deploy"], ["sa"], [])]
+    memo = Memo()
+    shared = [
+        select_context(g, r, tiers, focus, "learning", ContextConfig(), memo=memo)
+        for focus in ([], ["deploy"], ["sa"], [])
+    ]
+    assert len(memo) > 0
     for focus, got in zip(([], ["deploy"], ["sa"], []), shared, strict=True):
         assert got == select(g, focus)
     # A focus that is a related concept is not repeated under related_concepts.
@@ -89,7 +95,9 @@ def test_one_ranking_serves_many_focus_requests_like_fresh_ones() -> None:
     assert "sa" in [i.key for i in shared[0].related_concepts]
     # Other tiers for the same graph and ranking are not served from the first request's pools.
     demoted = {**tiers, "sa": Tier.compacted}
-    assert "sa" not in [i.key for i in select_context(g, r, demoted, [], "learning", ContextConfig()).related_concepts]
+    assert "sa" not in [
+        i.key for i in select_context(g, r, demoted, [], "learning", ContextConfig(), memo=memo).related_concepts
+    ]
 
 
 def test_selection_items_carry_reason_tier_evidence() -> None:

@@ -1,0 +1,143 @@
+"""What every service shares: settings, the store, id checks, locks, extractors and the ranked graphs."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from ..compaction import CompactionConfig, assign_tiers
+from ..context import ContextConfig
+from ..doc_frequency import DocumentFrequency
+from ..errors import NotFound
+from ..extraction.extractor import ConceptExtractor
+from ..graph_store import GraphStore
+from ..ids import check_id
+from ..models import Catalog
+from ..names import display_names
+from ..ranked_cache import LRU, RankedCache, RankedGraph
+from ..ranking import RankingConfig, rank
+from ..settings import Settings
+from ..specificity import SpecificityConfig
+from ..store import UserRef
+from ..tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from ..learner import Learner
+
+
+def check_service_id(value: str, what: str, max_length: int) -> str:
+    # The id policy (NFC, no invisible/bidi characters, no '/' in user ids) is graphmem/ids.py.
+    return check_id(value, what, max_length, path_segment=what == "user_id")
+
+
+def user_not_found(user_id: str) -> NotFound:
+    return NotFound(f"user {user_id!r} has no memory in this tenant", code="USER_NOT_FOUND")
+
+
+class Core:
+    """Shared state of one :class:`graphmem.service.GraphMemory` (one per process)."""
+
+    # Set by GraphMemory once the learner (which needs the facade) exists.
+    learner: Learner
+
+    def __init__(self, settings: Settings, store: GraphStore) -> None:
+        self.settings = settings
+        self.store = store
+        self.ranking_config = RankingConfig.from_settings(settings)
+        self.compaction_config = CompactionConfig.from_settings(settings)
+        self.context_config = ContextConfig.from_settings(settings)
+        self.specificity_config = SpecificityConfig.from_settings(settings)
+        self.own_words_scopes = {x.strip() for x in settings.specificity_own_words_scopes.split(",") if x.strip()}
+        self.doc_frequency = DocumentFrequency(store, settings.specificity_df_ttl_s, settings.specificity_df_min_users)
+        self.counter = TokenCounter(settings.token_encoding)
+        # tenant -> (catalog version, its extractor): one spaCy-backed extractor per catalog version.
+        self.extractors: dict[str, tuple[int, ConceptExtractor]] = {}
+        self.ranked_graphs = RankedCache(256)
+        # (tenant, catalog version, language) -> concept key -> display name (graphmem.names).
+        self._names: LRU[tuple[str, int, str], dict[str, str]] = LRU(256)
+        self._locks: dict[tuple[str, str], threading.Lock] = {}
+        self._guard = threading.Lock()
+        self.schema_applied = False
+        self.models_loaded = False
+
+    # -- ids and locks --------------------------------------------------------------------
+
+    def user(self, tenant: str, user_id: str) -> UserRef:
+        check_service_id(tenant, "tenant", self.settings.max_id_length)
+        check_service_id(user_id, "user_id", self.settings.max_id_length)
+        return UserRef(tenant, user_id)
+
+    def check_id(self, value: str, what: str) -> str:
+        return check_service_id(value, what, self.settings.max_id_length)
+
+    def user_lock(self, user: UserRef) -> threading.Lock:
+        """Serializes this process's writes of one user (write, then re-rank and cache)."""
+        with self._guard:
+            return self._locks.setdefault((user.tenant, user.user_id), threading.Lock())
+
+    # -- extractors and names -------------------------------------------------------------
+
+    def extractor_entry(self, tenant: str) -> tuple[int, ConceptExtractor]:
+        """(catalog version, the extractor built from that catalog), rebuilt when the catalog changed."""
+        catalog_version = self.store.catalog_version(tenant)
+        cached = self.extractors.get(tenant)
+        if cached and cached[0] == catalog_version:
+            return cached
+        doc, version = self.store.get_catalog(tenant)
+        catalog = Catalog.model_validate(doc) if doc else None
+        entry = (version, ConceptExtractor(catalog, self.settings))
+        self.extractors[tenant] = entry
+        return entry
+
+    def extractor(self, tenant: str) -> ConceptExtractor:
+        return self.extractor_entry(tenant)[1]
+
+    def extractor_at(self, tenant: str, catalog_version: int | None) -> ConceptExtractor:
+        """The extractor of ``catalog_version`` when it is the one cached (no query), else the current one."""
+        cached = self.extractors.get(tenant)
+        return cached[1] if cached and cached[0] == catalog_version else self.extractor(tenant)
+
+    def display_names(self, tenant: str, catalog_version: int, language: str | None) -> dict[str, str]:
+        """Concept key -> its name in ``language`` (:mod:`graphmem.names`), once per catalog version."""
+        if language is None:
+            return {}
+        cached = self.extractors.get(tenant)
+        if cached is None or cached[0] != catalog_version:
+            cached = self.extractor_entry(tenant)
+        key = (tenant, cached[0], language)
+        hit = self._names.get(key)
+        if hit is None:
+            hit = display_names(cached[1].catalog, language)
+            self._names.put(key, hit)
+        return hit
+
+    # -- ranked graphs --------------------------------------------------------------------
+
+    def ranked(self, user: UserRef) -> RankedGraph:
+        """The user's ranked graph, from cache when nothing changed since it was ranked."""
+        version, catalog_version = self.store.user_version(user)
+        if version is None:
+            raise user_not_found(user.user_id)
+        cached = self.ranked_graphs.current(user, version, catalog_version)
+        if cached is not None:
+            return cached
+        graph = self.store.load_user_graph(user)
+        ranking = rank(graph, self.ranking_config)
+        ranked = RankedGraph(
+            version, catalog_version, graph, ranking, assign_tiers(graph, ranking, self.compaction_config)
+        )
+        self.ranked_graphs.put(user, ranked)
+        return ranked
+
+    def ranked_as_of(self, user: UserRef, as_of: datetime) -> RankedGraph:
+        """The user's graph ranked as it stood at ``as_of`` (never cached: a past moment is asked rarely)."""
+        version, catalog_version = self.store.user_version(user)
+        if version is None:
+            raise user_not_found(user.user_id)
+        graph = self.learner.graph_as_of(user, as_of)
+        ranking = rank(graph, self.ranking_config)
+        return RankedGraph(-1, catalog_version, graph, ranking, assign_tiers(graph, ranking, self.compaction_config))
+
+    def ranked_at(self, user: UserRef, as_of: datetime | None) -> RankedGraph:
+        return self.ranked(user) if as_of is None else self.ranked_as_of(user, as_of)
