@@ -22,17 +22,25 @@ service and the real Neo4j: training attempts are recorded with ``learner.record
 ``learner.fit`` (stored on the concepts), and the held-back learners' attempts are recorded, scoring
 the ``predicted`` the service returned.
 
+``--log FILE`` runs the same split, fits and baselines on a real tutoring log instead (CSV, one attempt per
+row, the ASSISTments skill-builder columns ``user_id, skill_name, correct, order_id`` by default,
+``--columns`` for others; no true parameters, so no recovery row) and writes ``eval/results/kt_log.{json,md}``:
+drop a public log into ``../shared/data`` and the held-out AUC of issue 18 is one command.
+
     PYTHONPATH=. .venv/bin/python -m eval.kt_eval [--quick] [--no-store]
+    PYTHONPATH=. .venv/bin/python -m eval.kt_eval --log ../shared/data/assistments/skill_builder.csv
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import random
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -49,9 +57,44 @@ T0 = datetime(2026, 6, 1, tzinfo=UTC)
 @dataclass(frozen=True)
 class Population:
     name: str
-    concepts: dict[str, BKTParams]  # true parameters
-    # learner -> concept -> answers (in time order)
+    concepts: dict[str, BKTParams | None]  # true parameters (None: a real log, where they are unknown)
+    # learner -> concept -> answers (in time order); a learner of a real log answers only some concepts
     answers: dict[str, dict[str, list[bool]]]
+
+    @property
+    def simulated(self) -> bool:
+        return all(p is not None for p in self.concepts.values())
+
+
+# The column names of the ASSISTments skill-builder logs (and of pyBKT's examples): one row per attempt.
+LOG_COLUMNS = ("user_id", "skill_name", "correct", "order_id")
+
+
+def load_log(path: Path, columns: tuple[str, str, str, str] = LOG_COLUMNS, min_learners: int = 10) -> Population:
+    """A real tutoring log (CSV, one attempt per row) as a population without known parameters.
+
+    Rows without a skill or with a ``correct`` other than 0/1 are skipped (as pyBKT does); each learner's
+    attempts on a skill are put in ``order`` order; skills answered by fewer than ``min_learners``
+    learners are dropped (too little to fit).
+    """
+    user_col, skill_col, correct_col, order_col = columns
+    rows: dict[tuple[str, str], list[tuple[float, bool]]] = {}
+    with path.open(encoding="utf-8", errors="replace", newline="") as fh:
+        for row in csv.DictReader(fh):
+            skill, correct = (row.get(skill_col) or "").strip(), (row.get(correct_col) or "").strip()
+            if not skill or correct not in ("0", "1", "0.0", "1.0"):
+                continue
+            order = float(row.get(order_col) or 0)
+            rows.setdefault((row[user_col], skill), []).append((order, correct.startswith("1")))
+    learners_of: dict[str, int] = {}
+    for _, skill in rows:
+        learners_of[skill] = learners_of.get(skill, 0) + 1
+    kept = {s for s, n in learners_of.items() if n >= min_learners}
+    answers: dict[str, dict[str, list[bool]]] = {}
+    for (user, skill), seq in rows.items():
+        if skill in kept:
+            answers.setdefault(user, {})[skill] = [c for _, c in sorted(seq, key=lambda t: t[0])]
+    return Population(path.stem, dict.fromkeys(sorted(kept)), answers)
 
 
 def draw_params(rng: random.Random, forgetting: bool) -> BKTParams:
@@ -66,18 +109,19 @@ def draw_params(rng: random.Random, forgetting: bool) -> BKTParams:
 
 def simulate(name: str, n_concepts: int, n_learners: int, forgetting: bool, seed: int) -> Population:
     rng = random.Random(seed)
-    concepts = {f"{name}-c{i:02d}": draw_params(rng, forgetting) for i in range(n_concepts)}
+    truth = {f"{name}-c{i:02d}": draw_params(rng, forgetting) for i in range(n_concepts)}
     answers: dict[str, dict[str, list[bool]]] = {}
     for li in range(n_learners):
         learner = f"{name}-l{li:04d}"
         answers[learner] = {}
-        for c, p in concepts.items():
+        for c, p in truth.items():
             known = rng.random() < p.prior
             seq = []
             for _ in range(rng.randint(4, 20)):
                 seq.append(rng.random() < ((1 - p.slip) if known else p.guess))
                 known = (rng.random() >= p.forget) if known else (rng.random() < p.learn)
             answers[learner][c] = seq
+    concepts: dict[str, BKTParams | None] = dict(truth)
     return Population(name, concepts, answers)
 
 
@@ -93,6 +137,7 @@ def auc(y: list[bool], p: list[float]) -> float:
 
 
 def score(pop: Population, test: list[str], params: dict[str, BKTParams]) -> tuple[list[bool], list[float]]:
+    """Every held-back attempt with ``predicted`` (P(correct) before it) under ``params``."""
     y: list[bool] = []
     p: list[float] = []
     for learner in test:
@@ -106,7 +151,8 @@ def evaluate(pop: Population, num_fits: int, seed: int) -> dict[str, Any]:
     train, test = split(pop, seed)
     rows: dict[str, dict[str, Any]] = {}
     # Per-concept majority baseline: the concept's training correct rate as the prediction.
-    rate = {c: float(np.mean([x for l in train for x in pop.answers[l][c]])) for c in pop.concepts}
+    seen = {c: [float(x) for l in train for x in pop.answers[l].get(c, [])] for c in pop.concepts}
+    rate = {c: float(np.mean(xs)) if xs else 0.5 for c, xs in seen.items()}
     y: list[bool] = []
     base: list[float] = []
     for learner in test:
@@ -125,17 +171,21 @@ def evaluate(pop: Population, num_fits: int, seed: int) -> dict[str, Any]:
     for variant, forgets in (("bkt_fitted", False), ("bkt_forgetting", True)):
         started = time.perf_counter()
         fitted[variant] = {
-            c: fit_concept([pop.answers[l][c] for l in train], forgets=forgets, num_fits=num_fits, seed=seed).params
+            c: fit_concept(
+                [pop.answers[l][c] for l in train if c in pop.answers[l]], forgets=forgets, num_fits=num_fits, seed=seed
+            ).params
             for c in pop.concepts
         }
         timings[variant] = time.perf_counter() - started
         rows[variant] = {**bkt_row(fitted[variant]), "fit_seconds": round(timings[variant], 2)}
-    rows["bkt_true_params"] = bkt_row(pop.concepts)
+    truth = {c: p for c, p in pop.concepts.items() if p is not None}
+    if pop.simulated:
+        rows["bkt_true_params"] = bkt_row(truth)
     n_train = sum(len(s) for l in train for s in pop.answers[l].values())
     recovery = {}
-    for variant, params in fitted.items():
+    for variant, params in fitted.items() if pop.simulated else ():
         recovery[variant] = {
-            k: r4(np.mean([abs(getattr(params[c], k) - getattr(pop.concepts[c], k)) for c in pop.concepts]))
+            k: r4(np.mean([abs(getattr(params[c], k) - getattr(truth[c], k)) for c in truth]))
             for k in ("prior", "learn", "guess", "slip", "forget")
         }
     return {
@@ -148,7 +198,7 @@ def evaluate(pop: Population, num_fits: int, seed: int) -> dict[str, Any]:
         "fit_attempts_per_s": round(n_train * 2 / (timings["bkt_fitted"] + timings["bkt_forgetting"]), 1),
         "rows": rows,
         "parameter_mae": recovery,
-        "true_params": {c: p.to_dict() for c, p in pop.concepts.items()},
+        "true_params": {c: p.to_dict() for c, p in truth.items()},
         "fitted_params": {
             v: {c: {k: r4(x) for k, x in p.to_dict().items()} for c, p in ps.items()} for v, ps in fitted.items()
         },
@@ -226,6 +276,9 @@ def markdown(report: dict[str, Any]) -> str:
         ]
         for name, row in r["rows"].items():
             lines.append(f"| {name} | {row['auc']:.4f} | {row['accuracy']:.4f} |")
+        if not r["parameter_mae"]:
+            lines.append("")
+            continue
         lines += [
             "",
             "Parameter recovery (mean absolute error over concepts):",
@@ -279,12 +332,35 @@ def run(quick: bool = False, store: bool = True, seed: int = 11) -> dict[str, An
     return report
 
 
+def run_log(path: Path, columns: tuple[str, str, str, str], num_fits: int, seed: int = 11) -> dict[str, Any]:
+    """The same protocol on a real log: learners split 70 / 30, fit on the training learners only."""
+    report: dict[str, Any] = {
+        "at": datetime.now(UTC).isoformat(),
+        "quick": False,
+        "seed": seed,
+        "log": str(path),
+        "populations": [evaluate(load_log(path, columns), num_fits, seed)],
+    }
+    (RESULTS / "kt_log.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    (RESULTS / "kt_log.md").write_text(markdown(report).replace("on simulated learners", f"on {path.name}", 1))
+    return report
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-store", action="store_true", help="skip the run through the service and Neo4j")
+    ap.add_argument("--log", type=Path, help="a real tutoring log (CSV, one attempt per row) instead of simulation")
+    ap.add_argument("--columns", default=",".join(LOG_COLUMNS), help="user,skill,correct,order column names")
+    ap.add_argument("--num-fits", type=int, default=2)
     args = ap.parse_args()
-    report = run(args.quick, not args.no_store)
+    if args.log:
+        cols = tuple(args.columns.split(","))
+        if len(cols) != 4:
+            ap.error("--columns takes four names: user,skill,correct,order")
+        report = run_log(args.log, (cols[0], cols[1], cols[2], cols[3]), args.num_fits)
+    else:
+        report = run(args.quick, not args.no_store)
     for r in report["populations"]:
         print(r["population"], {k: v["auc"] for k, v in r["rows"].items()})
     if report.get("store"):
