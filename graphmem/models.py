@@ -162,25 +162,6 @@ class TurnIn(BaseModel):
         return value
 
 
-class Turn(BaseModel):
-    """A stored turn. Its text is never rewritten after the first write."""
-
-    model_config = ConfigDict(frozen=True)
-
-    tenant: str
-    user_id: str
-    session_id: str
-    turn_id: str
-    role: Role
-    text: str
-    ts: datetime
-
-    @field_validator("ts")
-    @classmethod
-    def _aware(cls, value: datetime) -> datetime:
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
-
-
 def derive_turn_id(session_id: str, role: str, text: str, ts: datetime | None) -> str:
     """Content-derived id for clients that send none, so a retry is still a no-op."""
     digest = hashlib.sha256(

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import numpy as np
 
-from graphmem.models import ConceptNode, RelationType, Stance, UserGraph
+from graphmem.models import ConceptNode, RelationType, UserGraph
 from graphmem.settings import DEFAULT_EDGE_WEIGHTS, DEFAULT_STANCE_MULTIPLIERS
 from graphmem.vocabulary import Ranker
 
@@ -195,9 +195,6 @@ class Ranking(Mapping[str, RankedConcept]):
     def user_initial(self, key: str) -> float:
         return self._user_initial.get(key, 0.0)
 
-    def weights(self) -> dict[str, float]:
-        return dict(self._final)
-
     def contributions(self, key: str) -> tuple[Contribution, ...]:
         """Weight ``key`` received along each channel, largest first (cached)."""
         cached = self._contrib_cache.get(key)
@@ -288,12 +285,6 @@ def initial_weight(node: ConceptNode, config: RankingConfig, now: datetime) -> f
     total, _ = _mention_sums(node, config, now)
     mult = config.stance_multipliers.get(node.stance.value, 1.0) if node.stance else 1.0
     return total * config.mention_weight * mult
-
-
-def user_initial_weight(node: ConceptNode, config: RankingConfig, now: datetime) -> float:
-    """Decayed weight of the user's own mentions, without stance multiplier."""
-    _, user = _mention_sums(node, config, now)
-    return user * config.mention_weight
 
 
 def has_user_mention(node: ConceptNode) -> bool:
@@ -530,8 +521,3 @@ def _power_iteration(
             break
     x = x / x.sum()
     return x, inv_deg
-
-
-def avoid_keys(graph: UserGraph) -> list[str]:
-    """Concepts the user said they dislike or no longer want."""
-    return sorted(k for k, n in graph.concepts.items() if n.stance is Stance.dislikes)
