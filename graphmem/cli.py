@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import GraphmemError
 from .neo4j_server import LocalNeo4j, Neo4jServerError
 from .settings import get_settings
+from .vocabulary import Format, Scope
 
 if TYPE_CHECKING:
     from .service import GraphMemory
@@ -300,9 +301,13 @@ def build_parser() -> argparse.ArgumentParser:
     ctx = with_tenant(sub.add_parser("context", help="print a user's context block"))
     ctx.add_argument("user")
     ctx.add_argument("--focus", default=None, help="the current question")
-    ctx.add_argument("--scope", default="learning", choices=["learning", "recommendation", "general"])
+    ctx.add_argument(
+        "--scope", type=Scope, default=None, choices=list(Scope), help="default: GRAPHMEM_DEFAULT_SCOPE (learning)"
+    )
     ctx.add_argument("--max-tokens", type=int, default=None)
-    ctx.add_argument("--format", default="xml", choices=["xml", "markdown", "json"])
+    ctx.add_argument(
+        "--format", type=Format, default=None, choices=list(Format), help="default: GRAPHMEM_DEFAULT_FORMAT (xml)"
+    )
     ctx.add_argument("--evidence", action="store_true", help="add the supporting turn ids per item")
     ctx.add_argument("--json", action="store_true", help="print the whole response as JSON")
     ctx.set_defaults(func=_cmd_context)

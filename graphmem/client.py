@@ -30,9 +30,10 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from graphmem.api.schemas import ContextRequest, Format, IngestRequest, Scope
+from graphmem.api.schemas import ContextRequest, IngestRequest
 from graphmem.learner import AttemptIn, AttemptsRequest, KTFitRequest
 from graphmem.models import Catalog, ContextResult, IngestResult, TurnIn
+from graphmem.vocabulary import Format, Scope
 
 __all__ = ["ApiError", "AsyncGraphMemClient", "Endpoint", "ENDPOINTS", "GraphMemClient", "TurnLike"]
 
@@ -88,7 +89,7 @@ ENDPOINTS: dict[str, Endpoint] = {
     "catalog": Endpoint("GET", "/v1/catalog"),
     "put_catalog": Endpoint("PUT", "/v1/catalog", body=Catalog),
     "ready": Endpoint("GET", "/readyz"),
-    # The learner model (graphmem/api/attempts.py).
+    # The learner model (graphmem/api/routes/attempts.py).
     "record_attempts": Endpoint("POST", "/v1/users/{user_id}/attempts", body=AttemptsRequest),
     "attempts": Endpoint("GET", "/v1/users/{user_id}/attempts", query=("concept",)),
     "kt_fit": Endpoint("POST", "/v1/kt/fit", body=KTFitRequest),
@@ -152,9 +153,9 @@ def build_context(
     user_id: str,
     *,
     focus: str | None,
-    scope: Scope,
+    scope: Scope | str | None,
     max_tokens: int | None,
-    format: Format,
+    format: Format | str | None,
     evidence: bool,
     tag: str | None,
     prompt: str | None,
@@ -364,9 +365,9 @@ class GraphMemClient:
         user_id: str,
         *,
         focus: str | None = None,
-        scope: Scope = "learning",
+        scope: Scope | str | None = None,
         max_tokens: int | None = None,
-        format: Format = "xml",
+        format: Format | str | None = None,
         evidence: bool = False,
         tag: str | None = None,
         prompt: str | None = None,
@@ -491,9 +492,9 @@ class AsyncGraphMemClient:
         user_id: str,
         *,
         focus: str | None = None,
-        scope: Scope = "learning",
+        scope: Scope | str | None = None,
         max_tokens: int | None = None,
-        format: Format = "xml",
+        format: Format | str | None = None,
         evidence: bool = False,
         tag: str | None = None,
         prompt: str | None = None,

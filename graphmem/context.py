@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from graphmem.errors import InvalidInput
@@ -19,15 +18,10 @@ from graphmem.gaps import GapConfig, find_gaps
 from graphmem.memo import Memo
 from graphmem.models import Stance, Tier, UserGraph
 from graphmem.ranking import Ranking, sort_keys, top_keys
+from graphmem.vocabulary import Scope, Section
 
 if TYPE_CHECKING:
     from graphmem.settings import Settings
-
-
-class Scope(StrEnum):
-    learning = "learning"
-    recommendation = "recommendation"
-    general = "general"
 
 
 SCOPE_TAGS: dict[Scope, str] = {
@@ -37,10 +31,10 @@ SCOPE_TAGS: dict[Scope, str] = {
 }
 
 # Sections per scope, in the order they are rendered.
-SCOPE_SECTIONS: dict[Scope, tuple[str, ...]] = {
-    Scope.learning: ("current_topic", "core_topics", "related_concepts", "knowledge_gaps"),
-    Scope.recommendation: ("core_topics", "related_concepts", "avoid"),
-    Scope.general: ("core_topics", "related_concepts"),
+SCOPE_SECTIONS: dict[Scope, tuple[Section, ...]] = {
+    Scope.learning: (Section.current_topic, Section.core_topics, Section.related_concepts, Section.knowledge_gaps),
+    Scope.recommendation: (Section.core_topics, Section.related_concepts, Section.avoid),
+    Scope.general: (Section.core_topics, Section.related_concepts),
 }
 
 # XML NCName (an XML Name without ':' — a prefix would need a namespace
@@ -96,7 +90,13 @@ STRUGGLING = "struggling"  # a current or core topic the user said confuses them
 CONFUSED = "confused"  # a gap (or related concept) the user said confuses them
 DISLIKES = "dislikes"  # a disliked concept shown outside `avoid` (a focus, a gap)
 # Where a concept goes when several sections want it, first wins (see select_context).
-PLACEMENT_ORDER: tuple[str, ...] = ("current_topic", "core_topics", "knowledge_gaps", "related_concepts", "avoid")
+PLACEMENT_ORDER: tuple[Section, ...] = (
+    Section.current_topic,
+    Section.core_topics,
+    Section.knowledge_gaps,
+    Section.related_concepts,
+    Section.avoid,
+)
 
 
 @dataclass(frozen=True)

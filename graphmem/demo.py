@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from .guide import DEMO_FOCUS as GUIDE_FOCUS
 from .neo4j_server import LocalNeo4j
 from .settings import PROJECT_ROOT, Settings, get_settings
 
@@ -157,9 +158,8 @@ Try it yourself:
 Explore the graph in the Neo4j Browser: http://127.0.0.1:{settings.neo4j_http_port}/browser/
   (user neo4j, password from NEO4J_PASSWORD; default {settings.neo4j_password!r} for local use), then run
   :play {base}/browser/guide
-  or paste:
-  MATCH (u:User {{tenant: '{settings.default_tenant}', id: '{user}'}})-[:HAS_INTEREST]->(i)-[:ABOUT]->(c:Concept)
-  RETURN u, i, c
+  or print the saved Browser queries for a learner, parameters filled in, ready to paste:
+  graphmem explore {user} --tenant {settings.default_tenant} --focus {GUIDE_FOCUS[user]}
 """)
     print(mcp_instructions(base, next(iter(keys)) if keys else None, settings))
     if serve:

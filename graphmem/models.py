@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -109,18 +108,14 @@ class Tier(StrEnum):
     compacted = "compacted"
 
 
+# Unicode's Cc (control) category is exactly U+0000-U+001F and U+007F-U+009F, Cs (surrogates)
+# U+D800-U+DFFF: one regex instead of a per-character category look-up (~0.4 ms per turn of ingest).
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
 def clean_text(value: str) -> str:
     """Drop control characters (keeping newlines and tabs) and lone surrogates."""
-    out = []
-    for ch in value:
-        cat = unicodedata.category(ch)
-        if ch in "\n\t":
-            out.append(ch)
-        elif cat in ("Cc", "Cs"):
-            continue
-        else:
-            out.append(ch)
-    return "".join(out)
+    return _CONTROL.sub("", value) if _CONTROL.search(value) else value
 
 
 def clean_name(value: str, max_length: int = 120) -> str:
@@ -160,25 +155,6 @@ class TurnIn(BaseModel):
         if offset is not None and abs(offset) > MAX_UTC_OFFSET:
             raise ValueError("ts has a UTC offset beyond ±18:00; send the time in UTC or with a real offset")
         return value
-
-
-class Turn(BaseModel):
-    """A stored turn. Its text is never rewritten after the first write."""
-
-    model_config = ConfigDict(frozen=True)
-
-    tenant: str
-    user_id: str
-    session_id: str
-    turn_id: str
-    role: Role
-    text: str
-    ts: datetime
-
-    @field_validator("ts")
-    @classmethod
-    def _aware(cls, value: datetime) -> datetime:
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def derive_turn_id(session_id: str, role: str, text: str, ts: datetime | None) -> str:

@@ -22,14 +22,15 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import numpy as np
 
-from graphmem.models import ConceptNode, RelationType, Stance, UserGraph
+from graphmem.models import ConceptNode, RelationType, UserGraph
 from graphmem.settings import DEFAULT_EDGE_WEIGHTS, DEFAULT_STANCE_MULTIPLIERS
+from graphmem.vocabulary import Ranker
 
 if TYPE_CHECKING:
     from graphmem.settings import Settings
 
-RankerName = Literal["pagerank", "reference"]
 Direction = Literal["in", "out"]
+_RANKERS = frozenset(Ranker)
 
 SECONDS_PER_DAY = 86_400.0
 
@@ -38,7 +39,7 @@ SECONDS_PER_DAY = 86_400.0
 class RankingConfig:
     """Knobs of both rankers; build it from :class:`Settings` with :meth:`from_settings`."""
 
-    method: RankerName = "pagerank"
+    method: Ranker | str = Ranker.pagerank
     mention_weight: float = 10.0
     assistant_mention_fraction: float = 0.3
     edge_weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_EDGE_WEIGHTS))
@@ -51,7 +52,7 @@ class RankingConfig:
     pagerank_max_iter: int = 1000
 
     def __post_init__(self) -> None:
-        if self.method not in ("pagerank", "reference"):
+        if self.method not in _RANKERS:
             raise ValueError(f"unknown ranker {self.method!r}; expected 'pagerank' or 'reference'")
         if not 0.0 <= self.damping < 1.0:
             raise ValueError(f"pagerank damping must be in [0, 1), got {self.damping}")
@@ -59,7 +60,7 @@ class RankingConfig:
     @classmethod
     def from_settings(cls, settings: Settings) -> RankingConfig:
         return cls(
-            method=settings.ranker,  # type: ignore[arg-type]
+            method=settings.ranker,
             mention_weight=settings.mention_weight,
             assistant_mention_fraction=settings.assistant_mention_fraction,
             edge_weights=dict(settings.edge_weights),
@@ -131,7 +132,7 @@ class Ranking(Mapping[str, RankedConcept]):
 
     def __init__(
         self,
-        method: RankerName,
+        method: Ranker | str,
         initial: dict[str, float],
         propagated: dict[str, float],
         final: dict[str, float],
@@ -141,7 +142,7 @@ class Ranking(Mapping[str, RankedConcept]):
         into_source: Sequence[float],
         scale: float = 1.0,
     ) -> None:
-        self.method: RankerName = method
+        self.method = str(method)
         self.pairs: tuple[TypedPair, ...] = tuple(pairs)
         # For pagerank: the factor that turned probabilities into weights.
         self.scale = scale
@@ -193,9 +194,6 @@ class Ranking(Mapping[str, RankedConcept]):
 
     def user_initial(self, key: str) -> float:
         return self._user_initial.get(key, 0.0)
-
-    def weights(self) -> dict[str, float]:
-        return dict(self._final)
 
     def contributions(self, key: str) -> tuple[Contribution, ...]:
         """Weight ``key`` received along each channel, largest first (cached)."""
@@ -287,12 +285,6 @@ def initial_weight(node: ConceptNode, config: RankingConfig, now: datetime) -> f
     total, _ = _mention_sums(node, config, now)
     mult = config.stance_multipliers.get(node.stance.value, 1.0) if node.stance else 1.0
     return total * config.mention_weight * mult
-
-
-def user_initial_weight(node: ConceptNode, config: RankingConfig, now: datetime) -> float:
-    """Decayed weight of the user's own mentions, without stance multiplier."""
-    _, user = _mention_sums(node, config, now)
-    return user * config.mention_weight
 
 
 def has_user_mention(node: ConceptNode) -> bool:
@@ -529,8 +521,3 @@ def _power_iteration(
             break
     x = x / x.sum()
     return x, inv_deg
-
-
-def avoid_keys(graph: UserGraph) -> list[str]:
-    """Concepts the user said they dislike or no longer want."""
-    return sorted(k for k, n in graph.concepts.items() if n.stance is Stance.dislikes)

@@ -34,14 +34,13 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
-from graphmem.context import ContextItem, ContextSelection, Scope, parse_scope, resolve_tag
+from graphmem.context import ContextItem, ContextSelection, parse_scope, resolve_tag
 from graphmem.errors import ContextLoopDetected, InvalidInput
 from graphmem.tokens import TokenCounter
+from graphmem.vocabulary import Format, Scope
 
-Format = Literal["xml", "markdown", "json"]
-FORMATS: tuple[str, ...] = ("xml", "markdown", "json")
 TRUNCATION_REASON = "token_budget"
 
 _ESCAPES = {
@@ -195,10 +194,10 @@ def _json(tag: str, scope: str, kept: Sequence[tuple[str, list[ContextItem]]], d
     return _json_safe(json.dumps(obj, ensure_ascii=False, separators=(", ", ": ")))
 
 
-_RENDERERS: dict[str, Callable[[str, str, Sequence[tuple[str, list[ContextItem]]], int, bool], str]] = {
-    "xml": _xml,
-    "markdown": _markdown,
-    "json": _json,
+_RENDERERS: dict[Format, Callable[[str, str, Sequence[tuple[str, list[ContextItem]]], int, bool], str]] = {
+    Format.xml: _xml,
+    Format.markdown: _markdown,
+    Format.json: _json,
 }
 
 
@@ -232,7 +231,8 @@ def render_block(
     deterministic), so the same graph renders byte-identical blocks.
     """
     if fmt not in _RENDERERS:
-        raise InvalidInput(f"unknown format {fmt!r}; expected one of: {', '.join(FORMATS)}")
+        raise InvalidInput(f"unknown format {fmt!r}; expected one of: {', '.join(Format)}")
+    fmt = Format(fmt)
     sc = parse_scope(scope if scope is not None else selection.scope)
     tag_name = resolve_tag(sc, tag)
     render = _RENDERERS[fmt]

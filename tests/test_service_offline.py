@@ -334,3 +334,14 @@ def test_the_in_memory_store_gives_neo4j_s_graph(settings: Settings, store: Any,
     same()
     assert real.forget(tenant, "pat", "Nginx") == fake.forget(tenant, "pat", "Nginx")
     same()
+
+
+def test_edit_log_false_stores_the_same_and_returns_no_edits(settings: Settings) -> None:
+    with_log = GraphMemory(settings, store=InMemoryStore(settings))
+    without = GraphMemory(settings, store=InMemoryStore(settings))
+    full = with_log.ingest(TENANT, "eve", "s1", turns(*TEXTS))
+    lean = without.ingest(TENANT, "eve", "s1", turns(*TEXTS), edit_log=False)
+    assert [e.turn_id for e in full.edits] == [f"t{i}" for i in range(len(TEXTS))] and lean.edits == []
+    assert (lean.accepted, lean.duplicates) == (full.accepted, full.duplicates)
+    assert with_log.context(TENANT, "eve") == without.context(TENANT, "eve")
+    assert with_log.graph(TENANT, "eve")["nodes"] == without.graph(TENANT, "eve")["nodes"]

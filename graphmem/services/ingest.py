@@ -78,11 +78,13 @@ class IngestService:
         # Timings of the last ingest, read by the API's metrics.
         self.last_extraction_seconds = 0.0
 
-    def ingest(self, tenant: str, user_id: str, session_id: str, turns: Sequence[TurnIn]) -> IngestResult:
+    def ingest(
+        self, tenant: str, user_id: str, session_id: str, turns: Sequence[TurnIn], *, edit_log: bool = True
+    ) -> IngestResult:
         """Extract → validate → store a batch of turns for one user, then re-rank.
 
         Duplicate turn ids (already stored, or repeated in the batch) are no-ops.
-        When the call returns, the turns are committed.
+        When the call returns, the turns are committed. ``edit_log=False`` leaves ``edits`` empty.
         """
         core, store = self.core, self.core.store
         user = core.user(tenant, user_id)
@@ -111,16 +113,20 @@ class IngestService:
             if write.accepted:
                 self._rerank(user, write, extractor_version)
         accepted = set(write.accepted)
-        edits = [
-            TurnEditLog(
-                turn_id=p.turn_id,
-                session_id=session_id,
-                role=p.role,
-                duplicate=p.turn_id not in accepted,
-                extraction=by_id.get(p.turn_id) if p.turn_id in accepted else None,
-            )
-            for p in prepared
-        ]
+        edits = (
+            [
+                TurnEditLog(
+                    turn_id=p.turn_id,
+                    session_id=session_id,
+                    role=p.role,
+                    duplicate=p.turn_id not in accepted,
+                    extraction=by_id.get(p.turn_id) if p.turn_id in accepted else None,
+                )
+                for p in prepared
+            ]
+            if edit_log
+            else []
+        )
         return IngestResult(
             user_id=user_id,
             session_id=session_id,

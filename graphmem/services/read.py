@@ -20,10 +20,11 @@ from ..ranked_cache import LRU, RankedGraph
 from ..render import check_loop, render_block
 from ..specificity import CENTRAL_ONLY, demoted
 from ..store import UserRef
+from ..vocabulary import Format
 from . import views
 from .core import Core
 
-FORMATS = ("xml", "markdown", "json")
+_FORMATS = frozenset(Format)
 
 
 def _as_of(as_of: datetime | None) -> datetime | None:
@@ -77,8 +78,8 @@ class ReadService:
         sc = parse_scope(scope or settings.default_scope)
         tag_name = resolve_tag(sc, tag)
         fmt = fmt or settings.default_format
-        if fmt not in FORMATS:
-            raise InvalidInput(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}", code="INVALID_FORMAT")
+        if fmt not in _FORMATS:
+            raise InvalidInput(f"unknown format {fmt!r}; expected one of {', '.join(Format)}", code="INVALID_FORMAT")
         budget = settings.default_max_tokens if max_tokens is None else max_tokens
         if budget < 1 or budget > 100_000:
             raise InvalidInput("max_tokens must be between 1 and 100000", code="INVALID_MAX_TOKENS")
