@@ -81,6 +81,14 @@ class RetryCounts:
 write_retries = RetryCounts()
 
 
+class _Rerun(Exception):
+    """Carries a write's failure out of the driver's retry loop to the store's own (see Neo4jStore._write)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 def _retry_reason(exc: BaseException, constraint_retry: bool) -> str | None:
     """Why a rolled-back write may be re-run (the /metrics label), or None when it must not be."""
     if isinstance(exc, ConceptGone):
@@ -356,33 +364,35 @@ class Neo4jStore:
         concurrent call that stored the same id first (the re-run sees it as a duplicate), or an orphan
         check that another writer's new link made stale.
         """
-        seen: list[str] = []  # reasons of the driver's own re-runs (it retries transient errors itself)
-
-        def counted(tx: ManagedTransaction) -> Any:
+        def rerun_here(tx: ManagedTransaction) -> Any:
+            # A deadlock or race raised inside the work leaves the driver as _Rerun: the driver would
+            # re-run it after a back-off of 1 s and more (made for a server that went away), which cost a
+            # second per deadlock between writers of one tenant. Connection errors keep the driver's retries.
             try:
                 return work(tx)
             except (neo4j_errors.Neo4jError, ConceptGone) as exc:
-                seen.append(_retry_reason(exc, constraint_retry) or "other")
-                raise
+                reason = _retry_reason(exc, constraint_retry)
+                if reason is None:
+                    raise
+                raise _Rerun(reason) from exc
 
         for attempt in range(_WRITE_ATTEMPTS):
             try:
                 with self._session(write=True) as session:
-                    result = self._execute(session, counted, write=True)
-                for reason in seen:  # all failed before this success: the driver re-ran them
-                    write_retries.add(reason)
-                return result
-            except (neo4j_errors.Neo4jError, neo4j_errors.ResultFailedError, ConceptGone) as exc:
+                    return self._execute(session, rerun_here, write=True)
+            except _Rerun as rerun:
+                if attempt == _WRITE_ATTEMPTS - 1:
+                    raise rerun.__cause__ from None  # type: ignore[misc]
+                write_retries.add(rerun.reason)
+                log.info("write aborted (%s, attempt %d); re-running", rerun.reason, attempt + 1)
+                time.sleep(random.uniform(0.002, 0.02) * (attempt + 1))
+            except (neo4j_errors.TransientError, neo4j_errors.ResultFailedError) as exc:
+                # Failed at commit (or after the driver's own retries): re-run it here as well.
                 reason = _retry_reason(exc, constraint_retry)
-                # The last attempt's failure is this exception; earlier ones inside the driver were re-runs.
-                for earlier in seen[:-1]:
-                    write_retries.add(earlier)
-                seen.clear()
                 if reason is None or attempt == _WRITE_ATTEMPTS - 1:
                     raise
                 write_retries.add(reason)
-                log.info("write aborted (%s, attempt %d); retrying", reason, attempt + 1)
-                time.sleep(random.uniform(0.005, 0.05) * (attempt + 1))
+                time.sleep(random.uniform(0.002, 0.02) * (attempt + 1))
         raise AssertionError("unreachable")
 
     def _ensure_concepts(self, tenant: str, statement: str, concepts: Sequence[dict[str, Any]]) -> None:
@@ -491,8 +501,11 @@ class Neo4jStore:
         different users of one tenant run in parallel.
         """
         self._ensure_concepts(user.tenant, "ingest_merge_concepts", list(_turn_concepts(turns).values()))
+        runs = 0
 
         def work(tx: ManagedTransaction) -> IngestWrite:
+            nonlocal runs
+            runs += 1
             version = self._run(tx, "ingest_lock_user", **user.params())[0]["version"]
             ids = [t.turn_id for t in turns]
             rows = self._run(tx, "ingest_existing_turns", **user.params(turn_ids=ids))
@@ -516,7 +529,7 @@ class Neo4jStore:
                     self._delete_orphan_concepts(tx, user, unused)
             if not new_turns:
                 return IngestWrite([], duplicates, version)
-            interests = self._write_turn_rows(tx, user, session_id, new_turns, fault)
+            interests = self._write_turn_rows(tx, user, session_id, new_turns, fault, recreate=runs > 1)
             return IngestWrite([t.turn_id for t in new_turns], duplicates, version, tuple(interests))
 
         return self._write(work, constraint_retry=True)
@@ -535,6 +548,7 @@ class Neo4jStore:
         session_id: str,
         turns: Sequence[StoredTurn],
         fault: FaultHook | None,
+        recreate: bool = False,
     ) -> list[dict[str, Any]]:
         turn_rows = [
             {
@@ -604,9 +618,9 @@ class Neo4jStore:
         self._run(tx, "ingest_write_turns", turns=turn_rows, **p)
         if fault:
             fault("turns")
-        if concepts:
-            # Normally a read (the concepts were created beforehand); re-creates one that another user's
-            # erase removed as an orphan since.
+        if concepts and recreate:
+            # A re-run after a concept vanished (another user's erase removed it as an orphan after
+            # _ensure_concepts): create it again in this transaction. Normally the concepts exist.
             self._run(tx, "ingest_merge_concepts", concepts=list(concepts.values()), **p)
         if mentions:
             _expect(self._run(tx, "ingest_mentions", mentions=mentions, **p), "mentions", len(mentions))
