@@ -1,10 +1,12 @@
 // Ingest: one transaction per call. The user node is locked first, so concurrent
 // calls for one user are serialised and counts recomputed from mentions stay exact.
+// Calls for different users take no common lock: the concepts a call links to are created before its
+// transaction (ingest_merge_concepts in a short transaction of its own, keys in order).
 
 // name: tenant_write_lock
-// Serialises a tenant's writes: they all touch the tenant's shared concept nodes, and taking this one
-// exclusive lock first means they can never deadlock on those (dense) nodes. MATCH takes no lock, SET
-// takes the exclusive one directly; a tenant that does not exist yet is created by the next statement.
+// Serialises a tenant-wide write (a knowledge-tracing fit rewrites many of the tenant's concepts) with
+// others of its kind. User writes do not take it: they lock only their user and create the concepts they
+// link to beforehand (Neo4jStore._ensure_concepts). MATCH takes no lock, SET takes the exclusive one.
 OPTIONAL MATCH (t:Tenant {id: $tenant})
 SET t.locked_at = datetime()
 RETURN t IS NOT NULL AS exists;

@@ -239,8 +239,17 @@ CALL () { OPTIONAL MATCH (:Concept {tenant: $tenant})-[r]->(:Concept) WHERE r.ow
 CALL () { OPTIONAL MATCH (u:User {tenant: $tenant, id: $user_id}) DETACH DELETE u RETURN count(u) AS users }
 RETURN sessions, interests, runs, summaries, relations, users;
 
+// name: concepts_lock_orphans
+// Locks the conversation-only concepts among $keys before concepts_delete_orphans checks them: a write of
+// another user that is linking to one of them commits first (and the check then sees its link), or waits.
+MATCH (c:Concept {tenant: $tenant})
+WHERE c.key IN $keys AND NOT c.in_catalog
+SET c.orphan_checked_at = datetime()
+RETURN count(c) AS locked;
+
 // name: concepts_delete_orphans
-// Concepts that came only from conversation and are no longer referenced by anyone are removed.
+// Concepts that came only from conversation and are no longer referenced by anyone are removed
+// (after concepts_lock_orphans, in the same transaction).
 MATCH (c:Concept {tenant: $tenant})
 WHERE c.key IN $keys AND NOT c.in_catalog AND NOT (c)--()
 DELETE c

@@ -17,7 +17,7 @@ from typing import Generic, TypeVar
 from .memo import Memo
 from .models import Tier, UserGraph
 from .ranking import Ranking
-from .store import UserRef
+from .store import UserRef, WeightRow
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -37,6 +37,10 @@ class RankedGraph:
     tiers: dict[str, Tier]
     # What selection and gap search derive without the request's focus (graphmem/memo.py).
     memo: Memo = field(default_factory=Memo, compare=False, repr=False)
+    # Ranked on read while its weights write-back is still pending (services/rerank.py): the rows the
+    # background will write. The graph already carries them (tiers, weights), so /graph shows the same
+    # stored tiers before and after the write lands.
+    unwritten: tuple[WeightRow, ...] = ()
 
     def is_current(self, version: int | None, catalog_version: int) -> bool:
         """Ranked under exactly these versions (the one validity check)."""
@@ -107,6 +111,17 @@ class RankedCache:
         """Drops the user's graph unless it is at ``version`` (a write raced ours: the next read reloads)."""
         self._lru.update(
             (user.tenant, user.user_id), lambda cached: None if cached is None or cached.version != version else cached
+        )
+
+    def mark_written(self, user: UserRef, version_before: int, version_after: int) -> None:
+        """The pending write-back of the graph ranked at ``version_before`` landed as ``version_after``."""
+        self._lru.update(
+            (user.tenant, user.user_id),
+            lambda cached: (
+                cached
+                if cached is None or cached.version != version_before
+                else replace(cached, version=version_after, unwritten=())
+            ),
         )
 
     def carry_over(

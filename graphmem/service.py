@@ -26,7 +26,7 @@ from .services.admin import AdminService
 from .services.core import Core
 from .services.ingest import IngestService
 from .services.read import ReadService
-from .services.rerank import Reranker
+from .services.rerank import BackgroundReranker, Reranker
 from .settings import Settings, get_settings
 from .specificity import SpecificityConfig
 from .store import Neo4jStore, UserRef
@@ -43,6 +43,9 @@ class GraphMemory:
         self.store: GraphStore = store or Neo4jStore(self.settings)
         self.core = Core(self.settings, self.store)
         self.reranker = Reranker(self.core)
+        self.core.reranker = self.reranker
+        if self.settings.rerank_in_background:
+            self.core.background = BackgroundReranker(self.core, self.reranker)
         self.ingestion = IngestService(self.core, self.reranker)
         self.reader = ReadService(self.core)
         self.admin = AdminService(self.core, self.reranker, self.reader)
@@ -96,7 +99,14 @@ class GraphMemory:
         self.admin.start()
 
     def close(self) -> None:
+        # Queued re-ranks first (bounded): the turns are committed, the weights are derived data.
+        if self.core.background is not None:
+            self.core.background.close(self.settings.rerank_drain_s)
         self.store.close()
+
+    def wait_reranked(self, timeout: float = 10.0) -> bool:
+        """Until the background re-ranks queued so far are done (tests, benchmarks)."""
+        return self.core.background.wait_idle(timeout) if self.core.background is not None else True
 
     def ready(self) -> dict[str, Any]:
         return self.admin.ready()

@@ -110,6 +110,11 @@ class Settings(BaseSettings):
     core_size: int = 5
     gap_depth: int = 2
     subgraph_depth: int = 2
+    # Ingest commits the turns and answers; ranking and the weights write-back run after it, coalesced
+    # per user in a background thread (a read before that ranks on read). False: inside the request.
+    rerank_in_background: bool = True
+    # On shutdown, how long pending background re-ranks may run before they are dropped (derived data).
+    rerank_drain_s: float = 5.0
 
     # --- specificity (graphmem/specificity.py): what may enter core and related ---------
     # A concept more of the tenant's users have than this share is not specific to one of them;

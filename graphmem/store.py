@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -47,8 +48,62 @@ from .subgraph import adjacency, kept_edges, missing_endpoints, seed_keys, walk
 
 log = logging.getLogger(__name__)
 
-# Whole-transaction attempts of a write that Neo4j aborted as a deadlock (each with the driver's retries).
-_DEADLOCK_ATTEMPTS = 6
+# Whole-transaction attempts of a write that Neo4j aborted for a reason a re-run cures (each with the
+# driver's own retries of transient errors); see Neo4jStore._write.
+_WRITE_ATTEMPTS = 8
+
+
+class ConceptGone(Exception):
+    """A concept a write links to was deleted meanwhile (another user's erase or forget removed it as an
+    orphan): the write's statements matched fewer rows than they were given, so it is rolled back and re-run."""
+
+
+class RetryCounts:
+    """Re-runs of write transactions by reason, for the whole process (the API's /metrics shows them)."""
+
+    def __init__(self) -> None:
+        self._counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def add(self, reason: str) -> None:
+        with self._lock:
+            self._counts[reason] = self._counts.get(reason, 0) + 1
+
+    def snapshot(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._counts)
+
+    def total(self) -> int:
+        with self._lock:
+            return sum(self._counts.values())
+
+
+write_retries = RetryCounts()
+
+
+class _Rerun(Exception):
+    """Carries a write's failure out of the driver's retry loop to the store's own (see Neo4jStore._write)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _retry_reason(exc: BaseException, constraint_retry: bool) -> str | None:
+    """Why a rolled-back write may be re-run (the /metrics label), or None when it must not be."""
+    if isinstance(exc, ConceptGone):
+        return "concept_gone"
+    if isinstance(exc, neo4j_errors.ResultFailedError):
+        exc = exc.__cause__ if isinstance(exc.__cause__, neo4j_errors.Neo4jError) else exc
+    if isinstance(exc, neo4j_errors.TransientError):
+        return "deadlock" if "Deadlock" in (getattr(exc, "code", None) or "") else "transient"
+    code = getattr(exc, "code", None) or ""
+    if code == "Neo.ClientError.Statement.EntityNotFound":
+        return "concept_gone"  # a node this write matched was deleted before it could link to it
+    if constraint_retry and isinstance(exc, neo4j_errors.ConstraintError):
+        return "constraint"
+    return None
+
 
 # A hook the tests use to make a write fail part-way, inside the transaction.
 FaultHook = Callable[[str], None]
@@ -276,17 +331,12 @@ class Neo4jStore:
         self.unreachable = False
         return result
 
-    def _write_once_stored(self, work: Callable[[ManagedTransaction], Any]) -> Any:
-        """`_write` for work that skips what is already stored (turns, attempts by id): a concurrent call
-        that stored the same id first makes this one fail its uniqueness constraint, and the retry then
-        sees that id as a duplicate."""
-        for attempt in range(3):
-            try:
-                return self._write(work)
-            except neo4j_errors.ConstraintError:
-                if attempt == 2:
-                    raise
-        raise AssertionError("unreachable")
+    @contextmanager
+    def _session(self, write: bool) -> Iterator[Any]:
+        """The one place a driver session is opened (database, and later bookmarks, are chosen here)."""
+        then = "; nothing was written, retry shortly." if write else "; retry shortly."
+        with self._reaching(then), self._driver.session(database=self.database) as session:
+            yield session
 
     @contextmanager
     def _reaching(self, then: str = "") -> Iterator[None]:
@@ -299,30 +349,61 @@ class Neo4jStore:
             raise StoreUnavailable(f"Neo4j is unreachable ({type(exc).__name__}){then}") from exc
 
     def _read(self, work: Callable[[ManagedTransaction], Any]) -> Any:
-        with self._reaching("; retry shortly."), self._driver.session(database=self.database) as session:
+        with self._session(write=False) as session:
             return self._execute(session, work, write=False)
 
-    def _write(self, work: Callable[[ManagedTransaction], Any]) -> Any:
-        for attempt in range(_DEADLOCK_ATTEMPTS):
+    def _write(self, work: Callable[[ManagedTransaction], Any], constraint_retry: bool = False) -> Any:
+        """Runs ``work`` in one write transaction; a transaction aborted for a reason a re-run cures is
+        re-run (``work`` is idempotent and the transaction was rolled back), and every re-run is counted
+        (:data:`write_retries`, shown by the API's /metrics).
+
+        Writes of different users share no lock but the concept nodes they link to. Concepts are created
+        beforehand in a short transaction of their own (:meth:`_ensure_concepts`), so a user's write only
+        links to nodes that exist; these re-runs are the safety net for what can still happen: a deadlock on
+        a (not yet dense) concept node, a conversation-only concept deleted by another user's erase or
+        forget in between (``ConceptGone``), and with ``constraint_retry`` a uniqueness constraint hit by a
+        concurrent call that stored the same id first (the re-run sees it as a duplicate), or an orphan
+        check that another writer's new link made stale.
+        """
+
+        def rerun_here(tx: ManagedTransaction) -> Any:
+            # A deadlock or race raised inside the work leaves the driver as _Rerun: the driver would
+            # re-run it after a back-off of 1 s and more (made for a server that went away), which cost a
+            # second per deadlock between writers of one tenant. Connection errors keep the driver's retries.
             try:
-                with (
-                    self._reaching("; nothing was written, retry shortly."),
-                    self._driver.session(database=self.database) as session,
-                ):
-                    return self._execute(session, work, write=True)
-            except (neo4j_errors.TransientError, neo4j_errors.ResultFailedError) as exc:
-                # Concurrent writers of one tenant deadlock on shared (dense) concept nodes; Neo4j
-                # aborts one of them. The driver retries for max_transaction_retry_time (kept short so
-                # a dead server is reported fast); under load that is not enough, so try again here.
-                # The transaction was rolled back and `work` is idempotent, so this is safe.
-                transient = isinstance(exc, neo4j_errors.TransientError) or isinstance(
-                    exc.__cause__, neo4j_errors.TransientError
-                )
-                if not transient or attempt == _DEADLOCK_ATTEMPTS - 1:
+                return work(tx)
+            except (neo4j_errors.Neo4jError, ConceptGone) as exc:
+                reason = _retry_reason(exc, constraint_retry)
+                if reason is None:
                     raise
-                log.info("write deadlocked (attempt %d); retrying", attempt + 1)
-                time.sleep(random.uniform(0.05, 0.25) * (attempt + 1))
+                raise _Rerun(reason) from exc
+
+        for attempt in range(_WRITE_ATTEMPTS):
+            try:
+                with self._session(write=True) as session:
+                    return self._execute(session, rerun_here, write=True)
+            except _Rerun as rerun:
+                if attempt == _WRITE_ATTEMPTS - 1:
+                    raise rerun.__cause__ from None  # type: ignore[misc]
+                write_retries.add(rerun.reason)
+                log.info("write aborted (%s, attempt %d); re-running", rerun.reason, attempt + 1)
+                time.sleep(random.uniform(0.002, 0.02) * (attempt + 1))
+            except (neo4j_errors.TransientError, neo4j_errors.ResultFailedError) as exc:
+                # Failed at commit (or after the driver's own retries): re-run it here as well.
+                reason = _retry_reason(exc, constraint_retry)
+                if reason is None or attempt == _WRITE_ATTEMPTS - 1:
+                    raise
+                write_retries.add(reason)
+                time.sleep(random.uniform(0.002, 0.02) * (attempt + 1))
         raise AssertionError("unreachable")
+
+    def _ensure_concepts(self, tenant: str, statement: str, concepts: Sequence[dict[str, Any]]) -> None:
+        """Creates the tenant's concept nodes a write is about to link to, in their own short transaction
+        and in key order. MERGE is idempotent and an existing concept is only read, so concurrent writers
+        of one tenant never wait on each other here for long, and never in a cycle (one order)."""
+        if concepts:
+            rows = sorted(concepts, key=lambda c: c["key"])
+            self._write(lambda tx: self._run(tx, statement, tenant=tenant, concepts=rows))
 
     def read_statement(self, name: str, **params: Any) -> list[dict[str, Any]]:
         """Runs a named read statement as is (saved exploration queries, checks)."""
@@ -343,7 +424,7 @@ class Neo4jStore:
         """Creates constraints and indexes if missing, then runs pending data migrations
         (cypher/migrate.cypher); safe to run any number of times."""
         names = [s.name for s in self.cypher.in_file("schema.cypher") if not s.name.startswith("schema_list")]
-        with self._reaching("."), self._driver.session(database=self.database) as session:
+        with self._session(write=True) as session:
             for name in names:
                 session.run(self.cypher.text(name)).consume()
             session.run("CALL db.awaitIndexes(60)").consume()
@@ -416,10 +497,17 @@ class Neo4jStore:
         Turns whose id is already stored are skipped (counted as duplicates), so a
         retried call changes nothing. Interest counts are recomputed from the stored
         mentions rather than incremented, which keeps them exact under retries.
+
+        The user's node is the only lock taken on purpose (one writer per user); the concepts the turns
+        name are created first in their own short transaction (:meth:`_ensure_concepts`), so writes of
+        different users of one tenant run in parallel.
         """
+        self._ensure_concepts(user.tenant, "ingest_merge_concepts", list(_turn_concepts(turns).values()))
+        runs = 0
 
         def work(tx: ManagedTransaction) -> IngestWrite:
-            self._run(tx, "tenant_write_lock", **user.params())
+            nonlocal runs
+            runs += 1
             version = self._run(tx, "ingest_lock_user", **user.params())[0]["version"]
             ids = [t.turn_id for t in turns]
             rows = self._run(tx, "ingest_existing_turns", **user.params(turn_ids=ids))
@@ -435,12 +523,25 @@ class Neo4jStore:
                 else:
                     seen.add(turn.turn_id)
                     new_turns.append(turn)
+            if duplicates:
+                # Concepts created beforehand only for turns that were already stored (say, re-sent after
+                # a "forget" removed the concept) must not outlive this call.
+                unused = sorted(set(_turn_concepts(turns)) - set(_turn_concepts(new_turns)))
+                if unused:
+                    self._delete_orphan_concepts(tx, user, unused)
             if not new_turns:
                 return IngestWrite([], duplicates, version)
-            interests = self._write_turn_rows(tx, user, session_id, new_turns, fault)
+            interests = self._write_turn_rows(tx, user, session_id, new_turns, fault, recreate=runs > 1)
             return IngestWrite([t.turn_id for t in new_turns], duplicates, version, tuple(interests))
 
-        return self._write_once_stored(work)
+        return self._write(work, constraint_retry=True)
+
+    def _delete_orphan_concepts(self, tx: ManagedTransaction, user: UserRef, keys: Sequence[str]) -> None:
+        """Deletes conversation-only concepts among ``keys`` that nothing links to any more. Each is locked
+        first and checked after: a concurrent write that linked to it has committed by then (and it stays),
+        or it waits and, finding the node gone, re-runs and creates it afresh (ConceptGone)."""
+        self._run(tx, "concepts_lock_orphans", keys=sorted(keys), **user.params())
+        self._run(tx, "concepts_delete_orphans", keys=sorted(keys), **user.params())
 
     def _write_turn_rows(
         self,
@@ -449,6 +550,7 @@ class Neo4jStore:
         session_id: str,
         turns: Sequence[StoredTurn],
         fault: FaultHook | None,
+        recreate: bool = False,
     ) -> list[dict[str, Any]]:
         turn_rows = [
             {
@@ -461,7 +563,7 @@ class Neo4jStore:
             }
             for t in turns
         ]
-        concepts: dict[str, dict[str, Any]] = {}
+        concepts = _turn_concepts(turns)
         mentions: list[dict[str, Any]] = []
         stances: list[dict[str, Any]] = []
         relations: dict[RelationType, list[dict[str, Any]]] = defaultdict(list)
@@ -470,7 +572,6 @@ class Neo4jStore:
             ts = t.ts.isoformat()
             ex = t.extraction
             for m in ex.concepts:
-                concepts.setdefault(m.key, {"key": m.key, "name": m.name, "type": m.type, "language": m.language})
                 mentions.append(
                     {
                         "turn_id": t.turn_id,
@@ -485,7 +586,6 @@ class Neo4jStore:
                     }
                 )
             for s in ex.stances:
-                concepts.setdefault(s.key, {"key": s.key, "name": s.name, "type": None, "language": ex.language})
                 seq += 1
                 stances.append(
                     {
@@ -501,12 +601,6 @@ class Neo4jStore:
                     }
                 )
             for r in ex.relations:
-                concepts.setdefault(
-                    r.source_key, {"key": r.source_key, "name": r.source_name, "type": None, "language": ex.language}
-                )
-                concepts.setdefault(
-                    r.target_key, {"key": r.target_key, "name": r.target_name, "type": None, "language": ex.language}
-                )
                 relations[r.type].append(
                     {
                         "turn_id": t.turn_id,
@@ -518,35 +612,40 @@ class Neo4jStore:
                     }
                 )
         # Rows in concept-key order: concurrent ingests for different users that touch the same
-        # concepts then lock those nodes in the same order, which avoids deadlocks.
+        # concepts then lock those nodes in the same order, which makes deadlocks rare.
         mentions.sort(key=lambda m: (m["key"], m["turn_id"], m["start"]))
         stances.sort(key=lambda m: (m["key"], m["seq"]))
         relation_rows = {rel_type: _relation_pairs(rows) for rel_type, rows in relations.items()}
-        concepts = {k: concepts[k] for k in sorted(concepts)}
         p = user.params(session_id=session_id)
         self._run(tx, "ingest_write_turns", turns=turn_rows, **p)
         if fault:
             fault("turns")
-        if concepts:
+        if concepts and recreate:
+            # A re-run after a concept vanished (another user's erase removed it as an orphan after
+            # _ensure_concepts): create it again in this transaction. Normally the concepts exist.
             self._run(tx, "ingest_merge_concepts", concepts=list(concepts.values()), **p)
         if mentions:
-            self._run(tx, "ingest_mentions", mentions=mentions, **p)
+            _expect(self._run(tx, "ingest_mentions", mentions=mentions, **p), "mentions", len(mentions))
         if fault:
             fault("mentions")
         if stances:
-            self._run(tx, "ingest_stances", stances=stances, **p)
+            _expect(self._run(tx, "ingest_stances", stances=stances, **p), "stances", len(stances))
         for rel_type in sorted(relation_rows, key=lambda r: r.value):
-            self._run(tx, "ingest_relations", rel_type, relations=relation_rows[rel_type], **p)
+            rows = relation_rows[rel_type]
+            _expect(self._run(tx, "ingest_relations", rel_type, relations=rows, **p), "relations", len(rows))
         if fault:
             fault("relations")
         if concepts:
-            return self._run(
+            refreshed = self._run(
                 tx,
                 "ingest_refresh_interests",
                 keys=sorted(concepts),
                 names={k: c["name"] for k, c in concepts.items()},
                 **p,
             )
+            if len(refreshed) != len(concepts):
+                raise ConceptGone(f"{len(concepts) - len(refreshed)} concept(s) vanished during the write")
+            return refreshed
         return []
 
     # -- reading a user's graph ------------------------------------------------
@@ -666,7 +765,6 @@ class Neo4jStore:
         ]
 
         def work(tx: ManagedTransaction) -> int:
-            self._run(tx, "tenant_write_lock", **user.params())
             version = self._run(tx, "user_bump_version", **user.params())
             if not version:
                 raise InvalidInput(f"user {user.user_id!r} does not exist", code="USER_NOT_FOUND", status=404)
@@ -766,32 +864,32 @@ class Neo4jStore:
         (``names``: how the summary lists it)."""
 
         def work(tx: ManagedTransaction) -> dict[str, int]:
-            self._run(tx, "tenant_write_lock", **user.params())
             if not self._run(tx, "user_bump_version", **user.params()):
                 return {"provenance": 0, "relations": 0, "interests": 0}
             rows = self._run(tx, "user_forget_concept", key=key, **user.params())
             self._run(tx, "attempts_forget_concept", key=key, **user.params())
             self._run(tx, "user_summary_forget", names=sorted({key, *names}), **user.params())
-            self._run(tx, "concepts_delete_orphans", keys=[key], **user.params())
+            self._delete_orphan_concepts(tx, user, [key])
             return rows[0] if rows else {"provenance": 0, "relations": 0, "interests": 0}
 
-        return self._write(work)
+        return self._write(work, constraint_retry=True)
 
     def erase_user(self, user: UserRef) -> dict[str, int]:
         """Removes every node and relationship that belongs to the user; catalog data stays."""
 
         def work(tx: ManagedTransaction) -> dict[str, int]:
-            self._run(tx, "tenant_write_lock", **user.params())
+            # The user's node first: the user's own writes wait for the erase (or it for them).
+            self._run(tx, "user_bump_version", **user.params())
             keys = [r["key"] for r in self._run(tx, "user_interests", **user.params())]
             keys += [r["key"] for r in self._run(tx, "attempts_user_mastery", **user.params())]
             attempts = self._run(tx, "attempts_erase_user", **user.params())[0]
             turns = self._run(tx, "user_erase_turns", **user.params())[0]["turns"]
             rest = self._run(tx, "user_erase_rest", **user.params())[0]
             if keys:
-                self._run(tx, "concepts_delete_orphans", keys=keys, **user.params())
+                self._delete_orphan_concepts(tx, user, keys)
             return {"turns": turns, **rest, **attempts}
 
-        return self._write(work)
+        return self._write(work, constraint_retry=True)
 
     # -- graded attempts and BKT (cypher/attempts.cypher; planning in attempt_plan.py) ------------
 
@@ -804,8 +902,9 @@ class Neo4jStore:
         a re-sent id with other content rolls everything back (409), late attempts replay their concept.
         """
 
+        self._ensure_concepts(user.tenant, "attempts_merge_concepts", _attempt_concepts(attempts))
+
         def work(tx: ManagedTransaction) -> AttemptPlan:
-            self._run(tx, "tenant_write_lock", **user.params())
             version = int(self._run(tx, "ingest_lock_user", **user.params())[0]["version"])
             ids = sorted({a.attempt_id for a in attempts})
             existing = {
@@ -834,6 +933,9 @@ class Neo4jStore:
                     )
             plan = plan_attempts(attempts, existing, states, params, history, seq_base)
             plan.version_before = plan.version_after = version
+            unused = sorted({a.key for a in attempts} - {c["key"] for c in plan.concepts})
+            if unused:  # concepts created beforehand only for re-sent attempts must not outlive the call
+                self._delete_orphan_concepts(tx, user, unused)
             if plan.new_rows:
                 plan.version_after = version + 1  # attempts_write bumps it
                 self._run(tx, "attempts_merge_concepts", concepts=plan.concepts, **user.params())
@@ -842,7 +944,7 @@ class Neo4jStore:
                     self._run(tx, "attempts_rewrite", rows=plan.rewrite_rows, **user.params())
             return plan
 
-        return self._write_once_stored(work)
+        return self._write(work, constraint_retry=True)
 
     def concept_attempts(self, user: UserRef, key: str) -> list[dict[str, Any]]:
         rows = self.read_statement("attempts_of_concept", key=key, **user.params())
@@ -982,3 +1084,37 @@ def _relation_pairs(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             pair["cues"].append(r["cue"])
         pair["confidence"] = max(pair["confidence"], r["confidence"])
     return list(pairs.values())
+
+
+def _turn_concepts(turns: Sequence[StoredTurn]) -> dict[str, dict[str, Any]]:
+    """The concept rows (key, name, type, language) a batch of turns names, in key order."""
+    concepts: dict[str, dict[str, Any]] = {}
+    for t in turns:
+        ex = t.extraction
+        for m in ex.concepts:
+            concepts.setdefault(m.key, {"key": m.key, "name": m.name, "type": m.type, "language": m.language})
+        for s in ex.stances:
+            concepts.setdefault(s.key, {"key": s.key, "name": s.name, "type": None, "language": ex.language})
+        for r in ex.relations:
+            concepts.setdefault(
+                r.source_key, {"key": r.source_key, "name": r.source_name, "type": None, "language": ex.language}
+            )
+            concepts.setdefault(
+                r.target_key, {"key": r.target_key, "name": r.target_name, "type": None, "language": ex.language}
+            )
+    return {k: concepts[k] for k in sorted(concepts)}
+
+
+def _expect(rows: list[dict[str, Any]], column: str, wanted: int) -> None:
+    """A linking statement matched every row it was given; fewer means a concept was deleted meanwhile."""
+    got = int(rows[0][column]) if rows else 0
+    if got != wanted:
+        raise ConceptGone(f"{column}: {got} of {wanted} rows linked (a concept vanished during the write)")
+
+
+def _attempt_concepts(attempts: Sequence[NewAttempt]) -> list[dict[str, Any]]:
+    """The concept rows (key, name, language) a batch of graded attempts names, first naming wins."""
+    concepts: dict[str, dict[str, Any]] = {}
+    for a in attempts:
+        concepts.setdefault(a.key, {"key": a.key, "name": a.name, "language": a.language})
+    return list(concepts.values())

@@ -157,3 +157,41 @@ def test_pagerank_total_is_reference_total(g: UserGraph) -> None:
     total = sum(ref.weight(k) for k in ref)
     assert sum(pr.weight(k) for k in pr) == pytest.approx(total, abs=1e-6)
     assert all(pr.weight(k) >= 0 for k in pr)
+
+
+def _nx_pagerank(g: UserGraph, cfg: RankingConfig) -> dict[str, float]:
+    """networkx.pagerank on the same undirected weighted graph, restarting (and leaving dangling
+    concepts) at the initial weights: the oracle the hand-written iteration is kept against."""
+    ref = rank_reference(g, cfg)
+    G = nx.Graph()
+    G.add_nodes_from(sorted(g.concepts))
+    for p in typed_pairs(g):
+        w = cfg.edge_weight(p.relation)
+        if G.has_edge(p.source, p.target):
+            G[p.source][p.target]["weight"] += w
+        else:
+            G.add_edge(p.source, p.target, weight=w)
+    pers = {k: ref[k].initial for k in G}
+    return nx.pagerank(G, alpha=cfg.damping, personalization=pers, dangling=pers, weight="weight", tol=1e-12, max_iter=1000)
+
+
+@settings(max_examples=40, deadline=None)
+@given(small_graphs())
+def test_agrees_with_networkx_pagerank(g: UserGraph) -> None:
+    pr = rank_pagerank(g, PR)
+    if pr.scale == 0:
+        return  # no mentions: every weight is 0 (networkx refuses an all-zero personalisation)
+    for k, x in _nx_pagerank(g, PR).items():
+        assert pr.weight(k) == pytest.approx(x * pr.scale, rel=1e-7, abs=1e-9)
+
+
+def test_power_iteration_that_does_not_converge_raises_as_networkx_does() -> None:
+    g = worked_example()
+    few = RankingConfig(method="pagerank", pagerank_max_iter=3)
+    with pytest.raises(nx.PowerIterationFailedConvergence):
+        rank_pagerank(g, few)
+    # networkx's own pagerank fails the same way on the same graph and budget.
+    with pytest.raises(nx.PowerIterationFailedConvergence):
+        nx.pagerank(nx.path_graph(4), max_iter=3, tol=1e-12)
+    # With the default budget the same graph converges.
+    assert rank_pagerank(g, PR).scale == pytest.approx(42)

@@ -5,11 +5,29 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..store import write_retries
+
+
+class WriteRetries(Collector):
+    """Re-runs of store write transactions by reason (deadlock, concept_gone, constraint, transient),
+    read from the store's process-wide counts at scrape time: the safety net, which should stay rare."""
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = CounterMetricFamily(
+            "graphmem_store_write_retries", "Write transactions re-run after a deadlock or race", labels=["reason"]
+        )
+        for reason, count in sorted(write_retries.snapshot().items()):
+            family.add_metric([reason], count)
+        yield family
 
 
 @dataclass
@@ -26,6 +44,7 @@ class Metrics:
     @classmethod
     def create(cls) -> Metrics:
         reg = CollectorRegistry()
+        reg.register(WriteRetries())
         return cls(
             registry=reg,
             requests=Counter(

@@ -92,6 +92,8 @@ class AdminService:
         core = self.core
         user = core.user(tenant, user_id)
         with core.user_lock(user):
+            if core.background is not None:
+                core.background.settle_now(user)  # plan from stored weights that are current
             version, catalog_version = core.store.user_version(user)
             if version is None:
                 raise user_not_found(user_id)
@@ -114,6 +116,8 @@ class AdminService:
         core = self.core
         user = core.user(tenant, user_id)
         with core.user_lock(user):
+            if core.background is not None:
+                core.background.settle_now(user)
             ranked = core.ranked(user)
             key = self.reader.resolve_concept(tenant, ranked.graph, concept)
             removed = core.store.forget_concept(user, key, names=[ranked.graph.concepts[key].name])
@@ -126,6 +130,8 @@ class AdminService:
         with core.user_lock(user):
             if core.store.user_version(user)[0] is None:
                 raise user_not_found(user_id)
+            if core.background is not None:
+                core.background.discard(user)
             removed = core.store.erase_user(user)
             core.ranked_graphs.drop(user)
         return {"user_id": user_id, "removed": removed}

@@ -24,6 +24,7 @@ from ..tokens import TokenCounter
 
 if TYPE_CHECKING:
     from ..learner import Learner
+    from .rerank import BackgroundReranker, Reranker
 
 
 def check_service_id(value: str, what: str, max_length: int) -> str:
@@ -40,6 +41,9 @@ class Core:
 
     # Set by GraphMemory once the learner (which needs the facade) exists.
     learner: Learner
+    # Set by GraphMemory: the re-ranker, and the background queue (None: re-rank inside the request).
+    reranker: Reranker
+    background: BackgroundReranker | None = None
 
     def __init__(self, settings: Settings, store: GraphStore) -> None:
         self.settings = settings
@@ -75,6 +79,10 @@ class Core:
         """Serializes this process's writes of one user (write, then re-rank and cache)."""
         with self._guard:
             return self._locks.setdefault((user.tenant, user.user_id), threading.Lock())
+
+    def locks_snapshot(self) -> list[threading.Lock]:
+        with self._guard:
+            return list(self._locks.values())
 
     # -- extractors and names -------------------------------------------------------------
 
@@ -122,6 +130,14 @@ class Core:
         cached = self.ranked_graphs.current(user, version, catalog_version)
         if cached is not None:
             return cached
+        pending = self.background.pending(user) if self.background is not None else None
+        if pending is not None:
+            # Written, not yet re-ranked: rank on read (read-your-writes); the write-back stays queued.
+            with self.user_lock(user):
+                cached = self.ranked_graphs.current(user, version, catalog_version)
+                if cached is not None:
+                    return cached
+                return self.reranker.rank_for_read(user, version, catalog_version, pending.write)
         graph = self.store.load_user_graph(user)
         ranking = rank(graph, self.ranking_config)
         ranked = RankedGraph(

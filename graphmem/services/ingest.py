@@ -1,4 +1,4 @@
-"""Ingest: validate a batch of turns, extract what is new, store it, re-rank.
+"""Ingest: validate a batch of turns, extract what is new, store it, then queue the re-rank.
 
 Validation (:func:`prepare_turns`) is pure and runs before anything is read or written, so bad input
 stores nothing.
@@ -84,7 +84,9 @@ class IngestService:
         """Extract → validate → store a batch of turns for one user, then re-rank.
 
         Duplicate turn ids (already stored, or repeated in the batch) are no-ops.
-        When the call returns, the turns are committed. ``edit_log=False`` leaves ``edits`` empty.
+        When the call returns, the turns are committed. ``edit_log=False`` leaves ``edits`` empty. With
+        ``rerank_in_background`` (the default) the re-rank runs after the answer (services/rerank.py,
+        BackgroundReranker); a read before it ranks on read, so it reflects these turns.
         """
         core, store = self.core, self.core.store
         user = core.user(tenant, user_id)
@@ -111,7 +113,11 @@ class IngestService:
         with core.user_lock(user):
             write = store.write_ingest(user, session_id, stored)
             if write.accepted:
-                self._rerank(user, write, extractor_version)
+                if core.background is not None:
+                    # Committed: answer now; ranking follows in the background (or on the next read).
+                    core.background.submit(user, write, extractor_version)
+                else:
+                    self._rerank(user, write, extractor_version)
         accepted = set(write.accepted)
         edits = (
             [

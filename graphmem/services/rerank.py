@@ -9,10 +9,12 @@ from __future__ import annotations
 import gc
 import logging
 import threading
+import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..compaction import CompactionPlan, assign_tiers, compaction_due, plan_compaction
@@ -44,6 +46,66 @@ class Reranker:
         graph and catalog version), only the interests the ingest refreshed change: the graph is
         updated with them instead of reloading every interest (10,000 rows for a big user).
         """
+        graph, ranking, raced_write = self._load_and_rank(user, write, catalog_version)
+        if self._compacted_if_due(user, graph, ranking):
+            self._forget_if_raced(user, raced_write)
+            return
+        tiers = assign_tiers(graph, ranking, self.core.compaction_config)
+        rows = _weight_rows(graph, ranking, tiers)
+        version = self.core.store.write_weights(user, rows)
+        # The cached graph carries the tiers just written, as a reload would.
+        ranked = RankedGraph(version, self._catalog_version(user), _with_rows(graph, rows), ranking, tiers)
+        self.core.ranked_graphs.put(user, ranked)
+        self._forget_if_raced(user, raced_write)
+
+    def rank_for_read(
+        self, user: UserRef, version: int, catalog_version: int, write: IngestWrite | None
+    ) -> RankedGraph:
+        """A read found the user's graph changed and its re-rank still queued (read-your-writes): rank it
+        here, cache it, and leave the weights write-back to the background (``unwritten``). The graph
+        shows the tiers and weights that write-back will store, so nothing a read sees changes when it
+        lands. A graph due for automatic compaction is compacted here, as the ingest would have."""
+        core = self.core
+        if write is not None and write.version + 1 != version:
+            write = None  # other writes came after it: its refreshed rows are not the whole change
+        graph, ranking, raced_write = self._load_and_rank(user, write, catalog_version)
+        if self._compacted_if_due(user, graph, ranking):
+            self._forget_if_raced(user, raced_write)
+            cached = core.ranked_graphs.peek(user)
+            if cached is not None:
+                return cached
+            graph, ranking, _ = self._load_and_rank(user, None, None)
+            version, catalog_version = core.store.user_version(user)
+        tiers = assign_tiers(graph, ranking, core.compaction_config)
+        rows = _weight_rows(graph, ranking, tiers)
+        ranked = RankedGraph(version, catalog_version, _with_rows(graph, rows), ranking, tiers, unwritten=tuple(rows))
+        core.ranked_graphs.put(user, ranked)
+        return ranked
+
+    def settle(self, user: UserRef, write: IngestWrite | None, catalog_version: int | None) -> None:
+        """The queued re-rank of a user (under the user's lock): write back what a read already ranked,
+        or rank and write back as the ingest used to."""
+        core = self.core
+        version, current_catalog = core.store.user_version(user)
+        if version is None:
+            return  # erased meanwhile: nothing to rank
+        cached = core.ranked_graphs.current(user, version, current_catalog)
+        if cached is not None and not cached.unwritten:
+            return  # a read ranked it and nothing changed, or another settle wrote it already
+        if cached is not None:
+            new_version = core.store.write_weights(user, cached.unwritten)
+            if new_version == version + 1:
+                core.ranked_graphs.mark_written(user, version, new_version)
+            else:
+                core.ranked_graphs.drop(user)  # another process wrote in between: the next read reloads
+            return
+        if write is not None and write.version + 1 != version:
+            write = None
+        self.after_write(user, write, catalog_version if write is not None else None)
+
+    def _load_and_rank(
+        self, user: UserRef, write: IngestWrite | None, catalog_version: int | None
+    ) -> tuple[UserGraph, Ranking, IngestWrite | None]:
         core, store = self.core, self.core.store
         base = None
         if write is not None and catalog_version is not None:
@@ -52,41 +114,22 @@ class Reranker:
                 base = UserGraph(user.tenant, user.user_id, {}, (), utc_now(), 0, 0)
             else:
                 cached = core.ranked_graphs.current(user, write.version, catalog_version)
-                base = cached.graph if cached is not None else None
+                base = cached.graph if cached is not None and not cached.unwritten else None
         if base is not None and write is not None:
             graph = store.load_user_graph(user, base=base, refreshed=write.interests)
         else:
             graph = store.load_user_graph(user)
-        ranking = rank(graph, core.ranking_config)
-        raced_write = write if base is not None else None
-        if self._auto_compaction_due(graph, ranking):
-            try:
-                self.compact(user, graph, ranking, trigger="auto")
-                self._forget_if_raced(user, raced_write)
-                return
-            except CriticalCompressionFailure as exc:
-                log.warning("automatic compaction of %s/%s refused: %s", user.tenant, user.user_id, exc.message)
-        tiers = assign_tiers(graph, ranking, core.compaction_config)
-        rows = []
-        for k, rc in ranking.items():
-            tier = tiers[k] if tiers[k] is not Tier.compacted else None
-            # PageRank shifts every weight a little on each write: rewrite a row only when its
-            # weight moved by more than 1 % or its tier changed, so ingest cost follows the change,
-            # not the graph's size. Blocks use the in-memory ranking, never the stored weights.
-            if _row_changed(graph.concepts[k], rc.final, tier):
-                rows.append(WeightRow(k, rc.initial, rc.propagated, rc.final, tier))
-        version = store.write_weights(user, rows)
-        # The cached graph carries the tiers just written, as a reload would.
-        written = {r.key: r for r in rows}
-        concepts = {
-            k: replace(n, tier=written[k].tier or n.tier or Tier.related, weight=written[k].final)
-            if k in written
-            else n
-            for k, n in graph.concepts.items()
-        }
-        graph = replace(graph, concepts=concepts)
-        core.ranked_graphs.put(user, RankedGraph(version, self._catalog_version(user), graph, ranking, tiers))
-        self._forget_if_raced(user, raced_write)
+        return graph, rank(graph, core.ranking_config), write if base is not None else None
+
+    def _compacted_if_due(self, user: UserRef, graph: UserGraph, ranking: Ranking) -> bool:
+        if not self._auto_compaction_due(graph, ranking):
+            return False
+        try:
+            self.compact(user, graph, ranking, trigger="auto")
+            return True
+        except CriticalCompressionFailure as exc:
+            log.warning("automatic compaction of %s/%s refused: %s", user.tenant, user.user_id, exc.message)
+            return False
 
     def _forget_if_raced(self, user: UserRef, write: IngestWrite | None) -> None:
         """A graph built from the pre-write cache is exact only if nobody else wrote in between: the
@@ -176,6 +219,30 @@ class Reranker:
         }
 
 
+def _weight_rows(graph: UserGraph, ranking: Ranking, tiers: dict[str, Tier]) -> list[WeightRow]:
+    """The rows a re-rank writes back: survivors get their tier, the rest keep the stored one (None)."""
+    rows = []
+    for k, rc in ranking.items():
+        tier = tiers[k] if tiers[k] is not Tier.compacted else None
+        # PageRank shifts every weight a little on each write: rewrite a row only when its
+        # weight moved by more than 1 % or its tier changed, so ingest cost follows the change,
+        # not the graph's size. Blocks use the in-memory ranking, never the stored weights.
+        if _row_changed(graph.concepts[k], rc.final, tier):
+            rows.append(WeightRow(k, rc.initial, rc.propagated, rc.final, tier))
+    return rows
+
+
+def _with_rows(graph: UserGraph, rows: Sequence[WeightRow]) -> UserGraph:
+    """The graph as a reload would read it once ``rows`` are written (only changed nodes are copied)."""
+    if not rows:
+        return graph
+    concepts = dict(graph.concepts)
+    for r in rows:
+        n = concepts[r.key]
+        concepts[r.key] = replace(n, tier=r.tier or n.tier or Tier.related, weight=r.final)
+    return replace(graph, concepts=concepts)
+
+
 def _row_changed(node: ConceptNode, final: float, tier: Tier | None) -> bool:
     """A weight row must be written: its tier changes, or its weight moved by more than 1 %."""
     if node.weight is None or abs(final - node.weight) > 0.01 * max(1.0, abs(node.weight)):
@@ -205,3 +272,104 @@ def gc_deferred() -> Iterator[None]:
             _gc_depth -= 1
             if _gc_depth == 0 and _gc_was_enabled:
                 gc.enable()
+
+
+@dataclass
+class _Pending:
+    user: UserRef
+    write: IngestWrite | None  # None: several writes coalesced (no incremental base)
+    catalog_version: int | None
+
+
+class BackgroundReranker:
+    """Re-ranks after ingests off the request path: one daemon thread, coalesced per user.
+
+    An ingest commits its turns and queues the user (a user queued twice is re-ranked once). A read
+    of a queued user ranks on read (:meth:`Reranker.rank_for_read`, under the user's lock) and leaves
+    only the weights write-back here. Everything here is derived data: a re-rank dropped on shutdown
+    or after an error is redone by the next write or read.
+    """
+
+    def __init__(self, core: Core, reranker: Reranker) -> None:
+        self.core = core
+        self.reranker = reranker
+        self._pending: OrderedDict[tuple[str, str], _Pending] = OrderedDict()
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+        self.settled = 0  # re-ranks done here (tests, metrics)
+        self.dropped = 0  # left undone at shutdown
+
+    def submit(self, user: UserRef, write: IngestWrite, catalog_version: int) -> None:
+        key = (user.tenant, user.user_id)
+        with self._cond:
+            if self._stopping:
+                return
+            if key in self._pending:
+                self._pending[key] = _Pending(user, None, None)
+            else:
+                self._pending[key] = _Pending(user, write, catalog_version)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="graphmem-rerank", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def pending(self, user: UserRef) -> _Pending | None:
+        with self._cond:
+            return self._pending.get((user.tenant, user.user_id))
+
+    def discard(self, user: UserRef) -> None:
+        with self._cond:
+            self._pending.pop((user.tenant, user.user_id), None)
+
+    def settle_now(self, user: UserRef) -> None:
+        """Runs the user's queued re-rank in the caller (which holds the user's lock): before a
+        compaction, a forget or an erase, so they start from stored weights that are current."""
+        with self._cond:
+            item = self._pending.pop((user.tenant, user.user_id), None)
+        if item is not None:
+            self._settle(item)
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while not self._pending and not self._stopping:
+                    self._cond.wait()
+                if not self._pending:
+                    return
+                _, item = self._pending.popitem(last=False)
+            with self.core.user_lock(item.user):
+                self._settle(item)
+
+    def _settle(self, item: _Pending) -> None:
+        try:
+            self.reranker.settle(item.user, item.write, item.catalog_version)
+            self.settled += 1
+        except Exception:  # derived data: the next write or read re-ranks; never kill the thread
+            log.exception("background re-rank of %s/%s failed", item.user.tenant, item.user.user_id)
+            self.core.ranked_graphs.drop(item.user)
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Until nothing is queued (tests and benchmarks); False on timeout."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._cond:
+                if not self._pending and not any(lock.locked() for lock in self.core.locks_snapshot()):
+                    return True
+            time.sleep(0.005)
+        return False
+
+    def close(self, drain_s: float) -> None:
+        """Stops taking work, lets the thread finish what is queued for up to ``drain_s`` seconds, then
+        drops the rest (the turns are committed; weights are derived and redone by the next re-rank)."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+            thread = self._thread
+        if thread is not None:
+            thread.join(drain_s)
+        with self._cond:
+            self.dropped += len(self._pending)
+            if self._pending:
+                log.warning("shutdown: %d background re-rank(s) dropped", len(self._pending))
+            self._pending.clear()

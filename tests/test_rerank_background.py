@@ -1,0 +1,184 @@
+"""The re-rank off the request path (services/rerank.py, BackgroundReranker), through the in-memory store.
+
+Ingest commits and answers; the re-rank runs in a background thread, coalesced per user; a read before it
+ranks on read (read-your-writes) and leaves only the weights write-back queued. The write-back is held
+back for real (a store whose ``write_weights`` waits on an event), so each test sees the window it is
+about. What a read shows must not change when the write-back lands (the graph's stored tiers included),
+and the end state must equal the re-rank inside the request.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from graphmem.errors import NotFound
+from graphmem.memory_store import InMemoryStore
+from graphmem.models import TurnIn
+from graphmem.service import GraphMemory
+from graphmem.settings import Settings
+from graphmem.store import UserRef
+
+TENANT = "background"
+TEXTS = [
+    "I want to learn Python before Django",
+    "Django uses SQL databases and an ORM",
+    "I already know linear algebra",
+    "Explain gradient descent please",
+]
+
+
+class HeldStore(InMemoryStore):
+    """Weights write-backs wait until ``release`` is set; counts them."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self.release = threading.Event()
+        self.release.set()
+        self.weight_writes = 0
+
+    def write_weights(self, user: UserRef, rows: Any, *args: Any, **kwargs: Any) -> int:
+        assert self.release.wait(10), "write-back held too long"
+        self.weight_writes += 1
+        return super().write_weights(user, rows, *args, **kwargs)
+
+
+@pytest.fixture
+def background(settings: Settings) -> Settings:
+    return settings.model_copy(update={"rerank_in_background": True})
+
+
+def turn(text: str, turn_id: str) -> list[TurnIn]:
+    return [TurnIn(turn_id=turn_id, role="user", text=text)]
+
+
+def without_version(graph: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in graph.items() if k != "version"}
+
+
+def test_ingest_answers_before_the_rerank_and_a_read_right_after_sees_the_turn(background: Settings) -> None:
+    store = HeldStore(background)
+    mem = GraphMemory(background, store=store)
+    try:
+        mem.ingest(TENANT, "ann", "s1", turn(TEXTS[0], "a0"))
+        assert mem.wait_reranked()
+        store.release.clear()  # the next write-back waits
+        result = mem.ingest(TENANT, "ann", "s1", turn(TEXTS[2], "a1"))
+        assert result.accepted == ["a1"]
+        # Read-your-writes: the block and the graph already hold the new turn's concept.
+        pending = mem.graph(TENANT, "ann")
+        assert "linear algebra" in {n["canonical_name"].lower() for n in pending["nodes"]}
+        assert "linear algebra" in mem.context(TENANT, "ann").block.lower()
+        assert store.weight_writes == 1  # the second write-back has not landed
+        store.release.set()
+        assert mem.wait_reranked()
+        assert store.weight_writes == 2
+        landed = mem.graph(TENANT, "ann")
+        # Nothing a read shows changes when the write-back lands: tiers, stored tiers, weights.
+        assert without_version(landed) == without_version(pending)
+        assert landed["version"] == pending["version"] + 1
+    finally:
+        store.release.set()
+        mem.close()
+
+
+def test_the_end_state_equals_the_rerank_inside_the_request(settings: Settings, background: Settings) -> None:
+    graphs = []
+    for s in (settings, background):
+        store = InMemoryStore(s)
+        mem = GraphMemory(s, store=store)
+        try:
+            for i, text in enumerate(TEXTS):
+                mem.ingest(TENANT, "bob", "s1", turn(text, f"b{i}"))
+            assert mem.wait_reranked()
+            # Stored weights and tiers as a fresh process reads them (no cache).
+            fresh = GraphMemory(s, store=store)
+            graphs.append(fresh.graph(TENANT, "bob")["nodes"])
+        finally:
+            mem.close()
+    # Turn times differ between the two runs (the server clock), so weights are compared to 1e-3.
+    shape = [
+        [{k: round(v, 3) if isinstance(v, float) else v for k, v in n.items()} for n in nodes] for nodes in graphs
+    ]
+    assert shape[0] == shape[1]
+
+
+def test_writes_queued_while_a_rerank_runs_are_coalesced(background: Settings) -> None:
+    store = HeldStore(background)
+    mem = GraphMemory(background, store=store)
+    try:
+        store.release.clear()
+        mem.ingest(TENANT, "cy0", "s1", turn(TEXTS[0], "x0"))  # another user's re-rank holds the thread
+        for i, text in enumerate(TEXTS):
+            mem.ingest(TENANT, "cy", "s1", turn(text, f"c{i}"))  # queued behind it, as one
+        store.release.set()
+        assert mem.wait_reranked()
+        assert store.weight_writes == 2  # five ingests, two re-ranks
+        assert {"gradient descent", "linear algebra"} <= {
+            n["canonical_name"].lower() for n in mem.graph(TENANT, "cy")["nodes"]
+        }
+    finally:
+        store.release.set()
+        mem.close()
+
+
+def test_shutdown_drains_queued_reranks(background: Settings) -> None:
+    store = InMemoryStore(background)
+    mem = GraphMemory(background, store=store)
+    mem.ingest(TENANT, "dee", "s1", turn(TEXTS[0], "d0"))
+    mem.close()
+    assert mem.core.background is not None and mem.core.background.dropped == 0
+    # The weights were written: a new process reads them without ranking first.
+    user = UserRef(TENANT, "dee")
+    assert any(n.weight for n in store.load_user_graph(user).concepts.values())
+
+
+def test_shutdown_drops_what_it_cannot_finish_in_time(background: Settings) -> None:
+    slow = background.model_copy(update={"rerank_drain_s": 0.05})
+    store = HeldStore(slow)
+    mem = GraphMemory(slow, store=store)
+    store.release.clear()
+    mem.ingest(TENANT, "eli", "s1", turn(TEXTS[0], "e0"))  # held in its write-back
+    mem.ingest(TENANT, "eli2", "s1", turn(TEXTS[1], "e1"))  # queued behind it
+    mem.close()
+    assert mem.core.background is not None and mem.core.background.dropped == 1
+    store.release.set()
+    # The turns were committed before the answers: nothing but derived weights was lost.
+    assert len(store.turns(UserRef(TENANT, "eli2"))) == 1
+
+
+def test_an_erase_before_the_background_rerank_leaves_nothing(background: Settings) -> None:
+    store = HeldStore(background)
+    mem = GraphMemory(background, store=store)
+    try:
+        mem.ingest(TENANT, "fay", "s1", turn(TEXTS[0], "f0"))
+        assert mem.wait_reranked()
+        store.release.clear()
+        mem.ingest(TENANT, "fay", "s1", turn(TEXTS[1], "f1"))  # its write-back waits
+        store.release.set()
+        mem.erase(TENANT, "fay")
+        assert mem.wait_reranked()
+        with pytest.raises(NotFound):
+            mem.graph(TENANT, "fay")
+        assert store.user_version(UserRef(TENANT, "fay"))[0] is None
+        assert store.turns(UserRef(TENANT, "fay")) == []
+    finally:
+        store.release.set()
+        mem.close()
+
+
+def test_compaction_starts_from_the_pending_write_back(background: Settings) -> None:
+    store = HeldStore(background)
+    mem = GraphMemory(background, store=store)
+    try:
+        for i, text in enumerate(TEXTS):
+            mem.ingest(TENANT, "gus", "s1", turn(text, f"g{i}"))
+        before = mem.graph(TENANT, "gus")  # ranked on read, write-back maybe still queued
+        run = mem.compact(TENANT, "gus")
+        assert run["concepts_before"] == len(before["nodes"])
+        after = mem.graph(TENANT, "gus")
+        assert {n["key"]: n["tier"] for n in after["nodes"]} == {n["key"]: n["stored_tier"] for n in after["nodes"]}
+    finally:
+        mem.close()
