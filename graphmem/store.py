@@ -20,10 +20,11 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from neo4j import Driver, GraphDatabase, ManagedTransaction
+from neo4j import READ_ACCESS, WRITE_ACCESS, Bookmarks, Driver, GraphDatabase, ManagedTransaction, Session
 from neo4j import exceptions as neo4j_errors
 from pydantic import ValidationError
 
+from . import consistency
 from .attempt_plan import AttemptPlan, NewAttempt, StoredAttempt, StoredState, needs_replay, plan_attempts
 from .bkt import BKTParams
 from .cypher import CypherLibrary, load_library
@@ -298,8 +299,37 @@ class Neo4jStore:
             self.unreachable = True
             raise StoreUnavailable(f"Neo4j is unreachable ({type(exc).__name__}){then}") from exc
 
+    @contextmanager
+    def _session(self, write: bool) -> Iterator[Session]:
+        """Every session of the store: on this store's database, from the request's bookmarks (if any).
+
+        On a cluster (``neo4j://`` routing driver) a session that starts from bookmarks runs only once the
+        serving member has applied them (read-your-writes across API replicas); the session's new bookmarks
+        go back into the request's chain (graphmem/consistency.py). Bookmarks Neo4j cannot parse came from
+        a client's token: a 422, not a 500. The access mode routes the session's explicit transactions
+        (the one-attempt path of `_execute`, which bypasses execute_read) to a secondary when reading.
+        """
+        chain = consistency.current()
+        bookmarks = Bookmarks.from_raw_values(chain.bookmarks) if chain is not None and chain.bookmarks else None
+        try:
+            with self._driver.session(
+                database=self.database,
+                bookmarks=bookmarks,
+                default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
+            ) as session:
+                yield session
+                if chain is not None:
+                    chain.record(session.last_bookmarks().raw_values)
+        except neo4j_errors.ClientError as exc:
+            if exc.code and exc.code.startswith("Neo.ClientError.Transaction.InvalidBookmark"):
+                raise InvalidInput(
+                    "consistency token holds bookmarks this Neo4j does not know; send the token a write returned",
+                    code="INVALID_CONSISTENCY_TOKEN",
+                ) from exc
+            raise
+
     def _read(self, work: Callable[[ManagedTransaction], Any]) -> Any:
-        with self._reaching("; retry shortly."), self._driver.session(database=self.database) as session:
+        with self._reaching("; retry shortly."), self._session(write=False) as session:
             return self._execute(session, work, write=False)
 
     def _write(self, work: Callable[[ManagedTransaction], Any]) -> Any:
@@ -307,7 +337,7 @@ class Neo4jStore:
             try:
                 with (
                     self._reaching("; nothing was written, retry shortly."),
-                    self._driver.session(database=self.database) as session,
+                    self._session(write=True) as session,
                 ):
                     return self._execute(session, work, write=True)
             except (neo4j_errors.TransientError, neo4j_errors.ResultFailedError) as exc:
@@ -343,12 +373,14 @@ class Neo4jStore:
         """Creates constraints and indexes if missing, then runs pending data migrations
         (cypher/migrate.cypher); safe to run any number of times."""
         names = [s.name for s in self.cypher.in_file("schema.cypher") if not s.name.startswith("schema_list")]
-        with self._reaching("."), self._driver.session(database=self.database) as session:
-            for name in names:
-                session.run(self.cypher.text(name)).consume()
-            session.run("CALL db.awaitIndexes(60)").consume()
-            self._migrate(session)
-        return sorted(row["name"] for row in self.read_statement("schema_list_constraints"))
+        # One chain: on a cluster the listing (a read, on a secondary) starts after the schema writes.
+        with consistency.chain():
+            with self._reaching("."), self._session(write=True) as session:
+                for name in names:
+                    session.run(self.cypher.text(name)).consume()
+                session.run("CALL db.awaitIndexes(60)").consume()
+                self._migrate(session)
+            return sorted(row["name"] for row in self.read_statement("schema_list_constraints"))
 
     def _migrate(self, session: Any) -> None:
         # Auto-commit runs: the migrations batch themselves with CALL … IN TRANSACTIONS.

@@ -32,6 +32,7 @@ from graphmem.settings import Settings, get_settings
 
 from .attempts import build_router as learner_router
 from .auth import KeyRing, load_keyring
+from .consistency import ConsistencyQuery, reading, writing
 from .limits import RequestLimits, require_json
 from .metrics import Metrics
 from .schemas import ContextRequest, ErrorResponse, Format, IngestRequest
@@ -235,28 +236,34 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
         },
         summary="Ingest turns (idempotent by turn id)",
     )
-    def post_turns(user_id: UserId, body: IngestRequest, tenant: Tenant, mem: Memory) -> dict[str, Any]:
-        result = mem.ingest(tenant, user_id, body.session_id, body.turns)
+    def post_turns(
+        user_id: UserId, body: IngestRequest, tenant: Tenant, mem: Memory, response: Response
+    ) -> dict[str, Any]:
+        with writing(mem, tenant, response, user_id) as stamp:
+            result = mem.ingest(tenant, user_id, body.session_id, body.turns)
         metrics.ingest_turns.labels("accepted").inc(len(result.accepted))
         metrics.ingest_turns.labels("duplicate").inc(len(result.duplicates))
         metrics.extraction_seconds.observe(mem.last_extraction_seconds)
-        return result.model_dump(mode="json")
+        return stamp.on(result.model_dump(mode="json"))
 
     # -- context -----------------------------------------------------------------------------
 
-    def _context(mem: GraphMemory, tenant: str, user_id: str, req: ContextRequest) -> dict[str, Any]:
-        result = mem.context(
-            tenant,
-            user_id,
-            focus=req.focus,
-            scope=req.scope,
-            max_tokens=req.max_tokens,
-            fmt=req.format,
-            evidence=req.evidence,
-            prompt=req.prompt,
-            tag=req.tag,
-            as_of=req.as_of,
-        )
+    def _context(
+        mem: GraphMemory, tenant: str, user_id: str, req: ContextRequest, response: Response
+    ) -> dict[str, Any]:
+        with reading(tenant, req.consistency, response):
+            result = mem.context(
+                tenant,
+                user_id,
+                focus=req.focus,
+                scope=req.scope,
+                max_tokens=req.max_tokens,
+                fmt=req.format,
+                evidence=req.evidence,
+                prompt=req.prompt,
+                tag=req.tag,
+                as_of=req.as_of,
+            )
         metrics.block_tokens.observe(result.tokens)
         return result.to_dict()
 
@@ -278,11 +285,21 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
         evidence: bool = False,
         tag: Annotated[str | None, Query(max_length=64)] = None,
         as_of: AsOf = None,
+        consistency: ConsistencyQuery = None,
+        *,
+        response: Response,
     ) -> dict[str, Any]:
         req = ContextRequest(
-            focus=focus, scope=scope, max_tokens=max_tokens, format=format, evidence=evidence, tag=tag, as_of=as_of
+            focus=focus,
+            scope=scope,
+            max_tokens=max_tokens,
+            format=format,
+            evidence=evidence,
+            tag=tag,
+            as_of=as_of,
+            consistency=consistency,
         )
-        return _context(mem, tenant, user_id, req)
+        return _context(mem, tenant, user_id, req, response)
 
     @app.post(
         "/v1/users/{user_id}/context",
@@ -296,8 +313,10 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
         },
         summary="The context block, with the prompt being assembled (loop detection)",
     )
-    def post_context(user_id: UserId, body: ContextRequest, tenant: Tenant, mem: Memory) -> dict[str, Any]:
-        return _context(mem, tenant, user_id, body)
+    def post_context(
+        user_id: UserId, body: ContextRequest, tenant: Tenant, mem: Memory, response: Response
+    ) -> dict[str, Any]:
+        return _context(mem, tenant, user_id, body, response)
 
     # -- graph, explain, compaction, forgetting --------------------------------------------------
 
@@ -307,8 +326,16 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
         responses=ERRORS,
         summary="The user's graph: nodes and edges with weights, tiers and stances",
     )
-    def get_graph(user_id: UserId, tenant: Tenant, mem: Memory, as_of: AsOf = None) -> dict[str, Any]:
-        return mem.graph(tenant, user_id, as_of=as_of)
+    def get_graph(
+        user_id: UserId,
+        tenant: Tenant,
+        mem: Memory,
+        response: Response,
+        as_of: AsOf = None,
+        consistency: ConsistencyQuery = None,
+    ) -> dict[str, Any]:
+        with reading(tenant, consistency, response):
+            return mem.graph(tenant, user_id, as_of=as_of)
 
     @app.get(
         "/v1/users/{user_id}/explain",
@@ -321,9 +348,12 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
         tenant: Tenant,
         mem: Memory,
         concept: Annotated[str, Query(min_length=1, max_length=200)],
+        response: Response,
         as_of: AsOf = None,
+        consistency: ConsistencyQuery = None,
     ) -> dict[str, Any]:
-        return mem.explain(tenant, user_id, concept, as_of=as_of)
+        with reading(tenant, consistency, response):
+            return mem.explain(tenant, user_id, concept, as_of=as_of)
 
     @app.post(
         "/v1/users/{user_id}/compact",
@@ -331,14 +361,15 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
         responses={**ERRORS, 409: {"model": ErrorResponse, "description": "CRITICAL_COMPRESSION_FAILURE"}},
         summary="Run compaction now; returns the run record",
     )
-    def post_compact(user_id: UserId, tenant: Tenant, mem: Memory) -> dict[str, Any]:
+    def post_compact(user_id: UserId, tenant: Tenant, mem: Memory, response: Response) -> dict[str, Any]:
         try:
-            run = mem.compact(tenant, user_id)
+            with writing(mem, tenant, response, user_id) as stamp:
+                run = mem.compact(tenant, user_id)
         except GraphmemError as exc:
             metrics.compaction_runs.labels("failed" if exc.status == 409 else "error").inc()
             raise
         metrics.compaction_runs.labels("ok").inc()
-        return run
+        return stamp.on(run)
 
     @app.delete(
         "/v1/users/{user_id}/concepts",
@@ -347,9 +378,15 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
         summary="Forget one concept for this user, named in the query (no path encoding needed)",
     )
     def delete_concept_by_query(
-        user_id: UserId, tenant: Tenant, mem: Memory, name: Annotated[str, Query(min_length=1, max_length=200)]
+        user_id: UserId,
+        tenant: Tenant,
+        mem: Memory,
+        name: Annotated[str, Query(min_length=1, max_length=200)],
+        response: Response,
     ) -> dict[str, Any]:
-        return mem.forget(tenant, user_id, name)
+        with writing(mem, tenant, response, user_id) as stamp:
+            forgot = mem.forget(tenant, user_id, name)
+        return stamp.on(forgot)
 
     @app.delete(
         "/v1/users/{user_id}/concepts/{concept:path}",
@@ -357,8 +394,12 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
         responses=ERRORS,
         summary="Forget one concept for this user (turns are kept)",
     )
-    def delete_concept(user_id: UserId, concept: str, tenant: Tenant, mem: Memory) -> dict[str, Any]:
-        return mem.forget(tenant, user_id, concept)
+    def delete_concept(
+        user_id: UserId, concept: str, tenant: Tenant, mem: Memory, response: Response
+    ) -> dict[str, Any]:
+        with writing(mem, tenant, response, user_id) as stamp:
+            forgot = mem.forget(tenant, user_id, concept)
+        return stamp.on(forgot)
 
     @app.delete(
         "/v1/users/{user_id}",
@@ -366,8 +407,10 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
         responses=ERRORS,
         summary="Erase everything about the user (right to be forgotten)",
     )
-    def delete_user(user_id: UserId, tenant: Tenant, mem: Memory) -> dict[str, Any]:
-        return mem.erase(tenant, user_id)
+    def delete_user(user_id: UserId, tenant: Tenant, mem: Memory, response: Response) -> dict[str, Any]:
+        with writing(mem, tenant, response, user_id) as stamp:
+            erased = mem.erase(tenant, user_id)
+        return stamp.on(erased)
 
     # Graded attempts and BKT fits (graphmem/api/attempts.py).
     app.include_router(learner_router(Tenant, Memory, ERRORS))
@@ -399,7 +442,7 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
             }
         },
     )
-    async def put_catalog(request: Request, tenant: Tenant, mem: Memory) -> dict[str, Any]:
+    async def put_catalog(request: Request, tenant: Tenant, mem: Memory, response: Response) -> dict[str, Any]:
         content_type = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
         if content_type == "multipart/form-data":
             form = await request.form()
@@ -427,7 +470,10 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
                     status=415,
                 )
             catalog = await run_in_threadpool(parse_catalog, await request.body(), fmt)
-        return await run_in_threadpool(mem.put_catalog, tenant, catalog)
+        # The chain is set on this task's context; run_in_threadpool runs the write in a copy of it.
+        with writing(mem, tenant, response) as stamp:
+            stored = await run_in_threadpool(mem.put_catalog, tenant, catalog)
+        return stamp.on(stored)
 
     @app.get("/v1/catalog", tags=["catalog"], responses=ERRORS, summary="The tenant's catalog")
     def get_catalog(tenant: Tenant, mem: Memory) -> dict[str, Any]:

@@ -10,11 +10,12 @@ authentication, tenants and the error shape are the same as everywhere else.
 # (the app's dependencies), which must be evaluated when the functions are defined.
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, Path, Query
+from fastapi import APIRouter, Body, Depends, Path, Query, Response
 from starlette.concurrency import run_in_threadpool
 
 from graphmem.learner import AttemptsRequest, KTFitRequest
 
+from .consistency import writing
 from .limits import require_json
 from .schemas import ErrorResponse
 
@@ -38,11 +39,14 @@ def build_router(tenant_dep: Any, memory_dep: Any, errors: dict[Any, dict[str, A
         body: AttemptsRequest,
         tenant: Tenant,
         mem: Memory,
+        response: Response,
     ) -> dict[str, Any]:
         """For each attempt: `predicted`, P(correct) before it was applied (BKT), and `mastery` after it.
         A re-sent attempt_id with the same content is a duplicate (its stored figures are returned); with
         other content the whole request is refused with 409 ATTEMPT_ID_CONFLICT and nothing is stored."""
-        return mem.learner.record(tenant, user_id, body.attempts)
+        with writing(mem, tenant, response, user_id) as stamp:
+            recorded = mem.learner.record(tenant, user_id, body.attempts)
+        return stamp.on(recorded)
 
     @router.get(
         "/v1/users/{user_id}/attempts",
@@ -68,10 +72,13 @@ def build_router(tenant_dep: Any, memory_dep: Any, errors: dict[Any, dict[str, A
     async def post_fit(
         tenant: Tenant,
         mem: Memory,
+        response: Response,
         body: Annotated[KTFitRequest | None, Body()] = None,
     ) -> dict[str, Any]:
-        # EM is CPU work for seconds: off the event loop.
-        return await run_in_threadpool(mem.learner.fit, tenant, body)
+        # EM is CPU work for seconds: off the event loop (in a copy of this context: the write's chain).
+        with writing(mem, tenant, response) as stamp:
+            fitted = await run_in_threadpool(mem.learner.fit, tenant, body)
+        return stamp.on(fitted)
 
     @router.get(
         "/v1/kt/params",

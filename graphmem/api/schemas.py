@@ -51,6 +51,12 @@ class ContextRequest(BaseModel):
         default=None, max_length=2_000_000, description="the prompt being assembled, for loop detection"
     )
     as_of: datetime | None = Field(default=None, description="answer as the user model stood then (ISO 8601)")
+    consistency: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=4096,
+        description="the `consistency` token a write returned: the answer then includes that write",
+    )
 
 
 class ErrorBody(BaseModel):
