@@ -14,15 +14,22 @@ A 503 (Neo4j unreachable, or the API still starting) and a refused connection ar
 backoff, honouring `Retry-After`: that is safe because ingest is idempotent by turn id (turns sent
 without an id get one derived from their content), and a 503 means nothing was written.
 Every failure is raised as one exception type, `ApiError`, carrying the API's machine code.
+
+Read-your-writes across API replicas (docs/deploy.md): every write answers with a consistency token;
+the client keeps the last one per user (`TokenBook`) and sends it with that user's next context, graph
+and explain calls, so behind a load balancer the replica that answers includes the write, whichever
+replica took it. A tenant-level write (catalog, BKT fit) is newer than every user's token before it, so
+it replaces them until that user writes again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 from urllib.parse import quote
@@ -35,11 +42,13 @@ from graphmem.learner import AttemptIn, AttemptsRequest, KTFitRequest
 from graphmem.models import Catalog, ContextResult, IngestResult, TurnIn
 from graphmem.vocabulary import Format, Scope
 
-__all__ = ["ApiError", "AsyncGraphMemClient", "Endpoint", "ENDPOINTS", "GraphMemClient", "TurnLike"]
+__all__ = ["ApiError", "AsyncGraphMemClient", "Endpoint", "ENDPOINTS", "GraphMemClient", "TokenBook", "TurnLike"]
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 # Statuses after which a retry is safe: the server says nothing was done (see module docstring).
 RETRY_STATUSES = frozenset({503})
+# The header a write's consistency token comes back in (also the body's `consistency` field).
+TOKEN_HEADER = "x-graphmem-consistency"
 
 TurnLike = TurnIn | Mapping[str, Any] | str
 
@@ -77,12 +86,12 @@ ENDPOINTS: dict[str, Endpoint] = {
     "context": Endpoint(
         "GET",
         "/v1/users/{user_id}/context",
-        query=("focus", "scope", "max_tokens", "format", "evidence", "tag", "as_of"),
+        query=("focus", "scope", "max_tokens", "format", "evidence", "tag", "as_of", "consistency"),
         response=ContextResult,
     ),
     "context_with_prompt": Endpoint("POST", "/v1/users/{user_id}/context", body=ContextRequest, response=ContextResult),
-    "graph": Endpoint("GET", "/v1/users/{user_id}/graph", query=("as_of",)),
-    "explain": Endpoint("GET", "/v1/users/{user_id}/explain", query=("concept", "as_of")),
+    "graph": Endpoint("GET", "/v1/users/{user_id}/graph", query=("as_of", "consistency")),
+    "explain": Endpoint("GET", "/v1/users/{user_id}/explain", query=("concept", "as_of", "consistency")),
     "compact": Endpoint("POST", "/v1/users/{user_id}/compact"),
     "forget": Endpoint("DELETE", "/v1/users/{user_id}/concepts/{concept}"),
     "erase": Endpoint("DELETE", "/v1/users/{user_id}"),
@@ -106,6 +115,46 @@ class _Call:
     url: str
     params: dict[str, Any] | None = None
     json: Any = None
+    user_id: str | None = None  # whose consistency token the call reads or leaves (None: tenant-level)
+
+
+class TokenBook:
+    """The last consistency token seen per user, and the tenant's (thread-safe; share it between clients
+    of one API key, e.g. one per call, to keep read-your-writes across them)."""
+
+    def __init__(self) -> None:
+        self._users: dict[str, str] = {}
+        self._tenant: str | None = None
+        self._lock = threading.Lock()
+
+    def get(self, user_id: str | None) -> str | None:
+        with self._lock:
+            return self._users.get(user_id, self._tenant) if user_id is not None else self._tenant
+
+    def seen(self, user_id: str | None, token: str) -> None:
+        with self._lock:
+            if user_id is None:
+                # One database per tenant: a later write's bookmark covers every earlier one.
+                self._tenant = token
+                self._users.clear()
+            else:
+                self._users[user_id] = token
+
+    def attach(self, call: _Call) -> _Call:
+        """The call with the user's token, when it is a read that takes one and none is set."""
+        token = self.get(call.user_id)
+        if token is None:
+            return call
+        if "consistency" in call.endpoint.query and not (call.params or {}).get("consistency"):
+            return replace(call, params={**(call.params or {}), "consistency": token})
+        if call.endpoint.body is ContextRequest and isinstance(call.json, dict) and not call.json.get("consistency"):
+            return replace(call, json={**call.json, "consistency": token})
+        return call
+
+    def note(self, call: _Call, response: httpx.Response) -> None:
+        token = response.headers.get(TOKEN_HEADER)
+        if token and response.status_code < 400:
+            self.seen(call.user_id, token)
 
 
 def invalid_input(exc: ValidationError) -> ApiError:
@@ -146,7 +195,7 @@ def build_ingest(user_id: str, session_id: str, turns: Sequence[TurnLike] | Turn
         body = IngestRequest(session_id=session_id, turns=[_turn(t) for t in turns])
     except ValidationError as exc:
         raise invalid_input(exc) from None
-    return _Call(ep, _path(ep, user_id=user_id), json=body.model_dump(mode="json", exclude_none=True))
+    return _Call(ep, _path(ep, user_id=user_id), json=body.model_dump(mode="json", exclude_none=True), user_id=user_id)
 
 
 def build_context(
@@ -177,18 +226,20 @@ def build_context(
     if prompt is not None:
         # Loop detection needs the prompt, which can be long: sent as a body, not a query string.
         ep = ENDPOINTS["context_with_prompt"]
-        return _Call(ep, _path(ep, user_id=user_id), json=req.model_dump(mode="json", exclude_none=True))
+        return _Call(
+            ep, _path(ep, user_id=user_id), json=req.model_dump(mode="json", exclude_none=True), user_id=user_id
+        )
     ep = ENDPOINTS["context"]
     params = {k: v for k, v in req.model_dump(mode="json", exclude={"prompt"}).items() if v is not None}
     params["evidence"] = "true" if evidence else "false"
-    return _Call(ep, _path(ep, user_id=user_id), params=params)
+    return _Call(ep, _path(ep, user_id=user_id), params=params, user_id=user_id)
 
 
 def build(name: str, **values: str) -> _Call:
     """A call whose only inputs are path values and the query parameters the endpoint names."""
     ep = ENDPOINTS[name]
     params = {k: values.pop(k) for k in ep.query if k in values}
-    return _Call(ep, _path(ep, **values), params=params or None)
+    return _Call(ep, _path(ep, **values), params=params or None, user_id=values.get("user_id"))
 
 
 def _as_of(value: datetime | str | None) -> dict[str, str]:
@@ -201,7 +252,7 @@ def _as_of(value: datetime | str | None) -> dict[str, str]:
 def build_attempts(user_id: str, attempts: Sequence[AttemptIn | Mapping[str, Any]]) -> _Call:
     ep = ENDPOINTS["record_attempts"]
     body = _validated(AttemptsRequest, {"attempts": [a if isinstance(a, AttemptIn) else dict(a) for a in attempts]})
-    return _Call(ep, _path(ep, user_id=user_id), json=body.model_dump(mode="json", exclude_none=True))
+    return _Call(ep, _path(ep, user_id=user_id), json=body.model_dump(mode="json", exclude_none=True), user_id=user_id)
 
 
 def build_kt_fit(options: Mapping[str, Any]) -> _Call:
@@ -317,6 +368,7 @@ class GraphMemClient:
         max_wait: float = 30.0,
         http: httpx.Client | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        tokens: TokenBook | None = None,
     ) -> None:
         self.retry = RetryPolicy(max_retries, backoff, max_wait)
         self._own_http = http is None
@@ -324,6 +376,8 @@ class GraphMemClient:
         self.http = http or httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout)
         self._headers = _headers(api_key)
         self._sleep = sleep
+        # Consistency tokens of this key's writes (see the module docstring).
+        self.tokens = tokens if tokens is not None else TokenBook()
 
     def __enter__(self) -> GraphMemClient:
         return self
@@ -336,6 +390,7 @@ class GraphMemClient:
             self.http.close()
 
     def _send(self, call: _Call) -> Any:
+        call = self.tokens.attach(call)
         attempt = 0
         while True:
             try:
@@ -354,6 +409,7 @@ class GraphMemClient:
                 self._sleep(self.retry.wait(attempt, retry_after_seconds(response)))
                 attempt += 1
                 continue
+            self.tokens.note(call, response)
             return read(call, response)
 
     def ingest(self, user_id: str, session_id: str, turns: Sequence[TurnLike] | TurnLike) -> IngestResult:
@@ -446,12 +502,14 @@ class AsyncGraphMemClient:
         max_wait: float = 30.0,
         http: httpx.AsyncClient | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        tokens: TokenBook | None = None,
     ) -> None:
         self.retry = RetryPolicy(max_retries, backoff, max_wait)
         self._own_http = http is None
         self.http = http or httpx.AsyncClient(base_url=base_url.rstrip("/"), timeout=timeout)
         self._headers = _headers(api_key)
         self._sleep = sleep
+        self.tokens = tokens if tokens is not None else TokenBook()
 
     async def __aenter__(self) -> AsyncGraphMemClient:
         return self
@@ -464,6 +522,7 @@ class AsyncGraphMemClient:
             await self.http.aclose()
 
     async def _send(self, call: _Call) -> Any:
+        call = self.tokens.attach(call)
         attempt = 0
         while True:
             try:
@@ -482,6 +541,7 @@ class AsyncGraphMemClient:
                 await self._sleep(self.retry.wait(attempt, retry_after_seconds(response)))
                 attempt += 1
                 continue
+            self.tokens.note(call, response)
             return read(call, response)
 
     async def ingest(self, user_id: str, session_id: str, turns: Sequence[TurnLike] | TurnLike) -> IngestResult:

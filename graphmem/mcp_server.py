@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSche
 
 from graphmem.api.auth import AuthError, KeyRing, load_keyring
 from graphmem.api.schemas import ContextRequest, IngestRequest
-from graphmem.client import ApiError, GraphMemClient, invalid_input
+from graphmem.client import ApiError, GraphMemClient, TokenBook, invalid_input
 from graphmem.errors import GraphmemError, StoreUnavailable
 from graphmem.settings import Settings
 
@@ -286,6 +286,9 @@ class ApiBackend:
         self.http = http
         # One connection pool for every caller; each call carries its caller's key.
         self._pool = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout)
+        # Consistency tokens per key, kept across calls (each call makes its own client): a block asked
+        # right after a write includes it whichever API replica answers.
+        self._tokens: dict[str | None, TokenBook] = {}
 
     def caller(self, headers: Mapping[str, str] | None) -> str | None:
         if not self.http:
@@ -297,7 +300,9 @@ class ApiBackend:
         return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
     def client(self, key: str | None) -> GraphMemClient:
-        return GraphMemClient(self.base_url, api_key=key, http=self._pool)
+        return GraphMemClient(
+            self.base_url, api_key=key, http=self._pool, tokens=self._tokens.setdefault(key, TokenBook())
+        )
 
     def close(self) -> None:
         self._pool.close()

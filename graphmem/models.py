@@ -338,6 +338,8 @@ class IngestResult(BaseModel):
     accepted: list[str]
     duplicates: list[str]
     edits: list[TurnEditLog]
+    # Set by the HTTP API: the write's consistency token, for a later read on any replica (read-your-writes).
+    consistency: str | None = None
 
 
 class ContextResult(BaseModel):

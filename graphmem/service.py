@@ -29,7 +29,8 @@ from .services.read import ReadService
 from .services.rerank import BackgroundReranker, Reranker
 from .settings import Settings, get_settings
 from .specificity import SpecificityConfig
-from .store import Neo4jStore, UserRef
+from .store import UserRef
+from .tenant_stores import open_store
 from .tokens import TokenCounter
 
 __all__ = ["GraphMemory", "RankedGraph"]
@@ -40,7 +41,8 @@ class GraphMemory:
 
     def __init__(self, settings: Settings | None = None, store: GraphStore | None = None) -> None:
         self.settings = settings or get_settings()
-        self.store: GraphStore = store or Neo4jStore(self.settings)
+        # One Neo4jStore, or one per tenant target when a tenant map is set (graphmem/tenant_stores.py).
+        self.store: GraphStore = store or open_store(self.settings)
         self.core = Core(self.settings, self.store)
         self.reranker = Reranker(self.core)
         self.core.reranker = self.reranker

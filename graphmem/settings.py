@@ -6,12 +6,13 @@ NEO4J_PASSWORD names, because that is what every Neo4j user already has set.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from graphmem.vocabulary import Format, Ranker, Scope
@@ -46,6 +47,13 @@ class Settings(BaseSettings):
         default=DEFAULT_PASSWORD, validation_alias=AliasChoices("NEO4J_PASSWORD", "GRAPHMEM_NEO4J_PASSWORD")
     )
     neo4j_database: str = "neo4j"
+    # Large tenants on their own database or server (docs/deploy.md), as JSON objects, e.g.
+    # GRAPHMEM_TENANT_DATABASES='{"big-school": "bigschool"}' (a database of the default server; Enterprise
+    # or Aura, which host several) and GRAPHMEM_TENANT_URIS='{"big-school": "neo4j://db2.internal:7687"}'
+    # (another server or cluster, same credentials). A tenant in both: that database on that server.
+    # Unlisted tenants use neo4j_uri / neo4j_database. The schema is applied on every target at start-up.
+    tenant_databases: dict[str, str] = Field(default_factory=dict)
+    tenant_uris: dict[str, str] = Field(default_factory=dict)
 
     # --- local Neo4j server (graphmem neo4j start) -----------------------
     neo4j_home: Path = Field(default_factory=_default_neo4j_home)
@@ -162,6 +170,27 @@ class Settings(BaseSettings):
     # pyBKT EM restarts per concept, and the fewest attempts a concept needs to be fitted.
     kt_num_fits: int = Field(default=3, ge=1, le=20)
     kt_min_attempts: int = Field(default=20, ge=1)
+
+    @field_validator("tenant_databases")
+    @classmethod
+    def _database_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for tenant, name in value.items():
+            # Neo4j's rule for database names; checked here so a typo fails at start-up, not per request.
+            if not tenant.strip() or not _DATABASE_NAME.fullmatch(name) or name.lower() == "system":
+                raise ValueError(f"tenant {tenant!r}: {name!r} is not a Neo4j user database name")
+        return value
+
+    @field_validator("tenant_uris")
+    @classmethod
+    def _uris(cls, value: dict[str, str]) -> dict[str, str]:
+        for tenant, uri in value.items():
+            if not tenant.strip() or uri.split("://", 1)[0] not in _URI_SCHEMES or "://" not in uri:
+                raise ValueError(f"tenant {tenant!r}: {uri!r} is not a bolt:// or neo4j:// URI")
+        return value
+
+
+_DATABASE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9.\-]{2,62}")
+_URI_SCHEMES = frozenset({"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"})
 
 
 @lru_cache(maxsize=1)

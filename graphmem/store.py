@@ -21,10 +21,11 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from neo4j import Driver, GraphDatabase, ManagedTransaction
+from neo4j import READ_ACCESS, WRITE_ACCESS, Bookmarks, Driver, GraphDatabase, ManagedTransaction, Session
 from neo4j import exceptions as neo4j_errors
 from pydantic import ValidationError
 
+from . import consistency
 from .attempt_plan import AttemptPlan, NewAttempt, StoredAttempt, StoredState, needs_replay, plan_attempts
 from .bkt import BKTParams
 from .cypher import CypherLibrary, load_library
@@ -332,13 +333,6 @@ class Neo4jStore:
         return result
 
     @contextmanager
-    def _session(self, write: bool) -> Iterator[Any]:
-        """The one place a driver session is opened (database, and later bookmarks, are chosen here)."""
-        then = "; nothing was written, retry shortly." if write else "; retry shortly."
-        with self._reaching(then), self._driver.session(database=self.database) as session:
-            yield session
-
-    @contextmanager
     def _reaching(self, then: str = "") -> Iterator[None]:
         """Neo4j gone (refused, dropped, timed out) -> StoreUnavailable (a 503), and the next call makes
         one attempt only (see ``unreachable``). ``then``: what the message adds (e.g. nothing was written)."""
@@ -347,6 +341,40 @@ class Neo4jStore:
         except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, OSError) as exc:
             self.unreachable = True
             raise StoreUnavailable(f"Neo4j is unreachable ({type(exc).__name__}){then}") from exc
+
+    @contextmanager
+    def _session(self, write: bool) -> Iterator[Session]:
+        """Every session of the store (the one place one is opened): on this store's database, from the
+        request's bookmarks (if any); an unreachable server is StoreUnavailable (`_reaching`).
+
+        On a cluster (``neo4j://`` routing driver) a session that starts from bookmarks runs only once the
+        serving member has applied them (read-your-writes across API replicas); the session's new bookmarks
+        go back into the request's chain (graphmem/consistency.py). Bookmarks Neo4j cannot parse came from
+        a client's token: a 422, not a 500. The access mode routes the session's explicit transactions
+        (the one-attempt path of `_execute`, which bypasses execute_read) to a secondary when reading.
+        """
+        chain = consistency.current()
+        bookmarks = Bookmarks.from_raw_values(chain.bookmarks) if chain is not None and chain.bookmarks else None
+        then = "; nothing was written, retry shortly." if write else "; retry shortly."
+        try:
+            with (
+                self._reaching(then),
+                self._driver.session(
+                    database=self.database,
+                    bookmarks=bookmarks,
+                    default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
+                ) as session,
+            ):
+                yield session
+                if chain is not None:
+                    chain.record(session.last_bookmarks().raw_values)
+        except neo4j_errors.ClientError as exc:
+            if exc.code and exc.code.startswith("Neo.ClientError.Transaction.InvalidBookmark"):
+                raise InvalidInput(
+                    "consistency token holds bookmarks this Neo4j does not know; send the token a write returned",
+                    code="INVALID_CONSISTENCY_TOKEN",
+                ) from exc
+            raise
 
     def _read(self, work: Callable[[ManagedTransaction], Any]) -> Any:
         with self._session(write=False) as session:
@@ -424,12 +452,14 @@ class Neo4jStore:
         """Creates constraints and indexes if missing, then runs pending data migrations
         (cypher/migrate.cypher); safe to run any number of times."""
         names = [s.name for s in self.cypher.in_file("schema.cypher") if not s.name.startswith("schema_list")]
-        with self._session(write=True) as session:
-            for name in names:
-                session.run(self.cypher.text(name)).consume()
-            session.run("CALL db.awaitIndexes(60)").consume()
-            self._migrate(session)
-        return sorted(row["name"] for row in self.read_statement("schema_list_constraints"))
+        # One chain: on a cluster the listing (a read, on a secondary) starts after the schema writes.
+        with consistency.chain():
+            with self._session(write=True) as session:
+                for name in names:
+                    session.run(self.cypher.text(name)).consume()
+                session.run("CALL db.awaitIndexes(60)").consume()
+                self._migrate(session)
+            return sorted(row["name"] for row in self.read_statement("schema_list_constraints"))
 
     def _migrate(self, session: Any) -> None:
         # Auto-commit runs: the migrations batch themselves with CALL … IN TRANSACTIONS.

@@ -56,6 +56,12 @@ class ContextRequest(BaseModel):
         default=None, max_length=2_000_000, description="the prompt being assembled, for loop detection"
     )
     as_of: datetime | None = Field(default=None, description="answer as the user model stood then (ISO 8601)")
+    consistency: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=4096,
+        description="the `consistency` token a write returned: the answer then includes that write",
+    )
 
 
 class ErrorBody(BaseModel):
@@ -112,24 +118,32 @@ class Explanation(_Open):
     mentions: dict[str, Any]
 
 
-class CompactionRun(_Open):
+class _Written(_Open):
+    """The answer of a write: its consistency token comes back with it (graphmem/api/consistency.py)."""
+
+    consistency: str | None = Field(
+        default=None, description="pass it to a later read (`consistency=`) so the read includes this write"
+    )
+
+
+class CompactionRun(_Written):
     id: str
     at: str
     ranker: str
     trigger: str
 
 
-class Forgotten(_Open):
+class Forgotten(_Written):
     concept: str
     removed: Any
 
 
-class Erased(_Open):
+class Erased(_Written):
     user_id: str
     removed: Any
 
 
-class CatalogStored(_Open):
+class CatalogStored(_Written):
     tenant: str
     catalog_version: int
     concepts: int
@@ -141,7 +155,7 @@ class CatalogResponse(_Open):
     catalog: dict[str, Any]
 
 
-class AttemptsRecorded(_Open):
+class AttemptsRecorded(_Written):
     user_id: str
     accepted: list[Any]
     duplicates: list[Any]

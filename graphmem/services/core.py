@@ -6,6 +6,7 @@ import threading
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from .. import consistency
 from ..compaction import CompactionConfig, assign_tiers
 from ..context import ContextConfig
 from ..doc_frequency import DocumentFrequency
@@ -124,10 +125,21 @@ class Core:
 
     def ranked(self, user: UserRef) -> RankedGraph:
         """The user's ranked graph, from cache when nothing changed since it was ranked."""
+        chain = consistency.current()
+        floor = chain.floor(user.tenant, user.user_id) if chain is not None else None
+        if chain is not None and floor is not None:
+            # A consistency token names the versions its write left: a cached graph at or past them
+            # already holds that write, so it answers without asking Neo4j (graphmem/consistency.py).
+            cached = self.ranked_graphs.peek(user)
+            if cached is not None and cached.version >= floor[0] and cached.catalog_version >= (floor[1] or 0):
+                chain.answered(cached.version, "cache")
+                return cached
         version, catalog_version = self.store.user_version(user)
         if version is None:
             raise user_not_found(user.user_id)
         cached = self.ranked_graphs.current(user, version, catalog_version)
+        if chain is not None:
+            chain.answered(version, "cache" if cached is not None else "store")
         if cached is not None:
             return cached
         pending = self.background.pending(user) if self.background is not None else None

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, Query
+from fastapi import APIRouter, Body, Depends, Query, Response
 from starlette.concurrency import run_in_threadpool
 
 from graphmem.learner import AttemptsRequest, KTFitRequest
 
+from ..consistency import writing
 from ..deps import ERRORS, NOT_JSON, Memory, Tenant, UserId, conflict
 from ..limits import require_json
 from ..schemas import AttemptsRecorded, ConceptAttempts, KTFitReport, KTParams
@@ -23,11 +24,15 @@ router = APIRouter(tags=["learner"])
     dependencies=[Depends(require_json)],
     summary="Record graded attempts (idempotent by attempt_id); returns predicted and mastery",
 )
-def post_attempts(user_id: UserId, body: AttemptsRequest, tenant: Tenant, mem: Memory) -> dict[str, Any]:
+def post_attempts(
+    user_id: UserId, body: AttemptsRequest, tenant: Tenant, mem: Memory, response: Response
+) -> dict[str, Any]:
     """For each attempt: `predicted`, P(correct) before it was applied (BKT), and `mastery` after it.
     A re-sent attempt_id with the same content is a duplicate (its stored figures are returned); with
     other content the whole request is refused with 409 ATTEMPT_ID_CONFLICT and nothing is stored."""
-    return mem.learner.record(tenant, user_id, body.attempts)
+    with writing(mem, tenant, response.headers, user_id) as stamp:
+        recorded = mem.learner.record(tenant, user_id, body.attempts)
+    return stamp.on(recorded)
 
 
 @router.get(

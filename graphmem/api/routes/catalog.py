@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from graphmem.errors import InvalidCatalog
@@ -12,6 +12,7 @@ from graphmem.extraction.catalog_io import Format as CatalogFormat
 from graphmem.extraction.catalog_io import parse_catalog
 from graphmem.models import Catalog
 
+from ..consistency import writing
 from ..deps import ERRORS, Memory, Tenant
 from ..schemas import CatalogResponse, CatalogStored
 
@@ -72,9 +73,12 @@ async def _read_catalog(request: Request) -> Catalog:
     summary="Replace the tenant's concept catalog",
     openapi_extra={"requestBody": _BODY},
 )
-async def put_catalog(request: Request, tenant: Tenant, mem: Memory) -> dict[str, Any]:
+async def put_catalog(request: Request, tenant: Tenant, mem: Memory, response: Response) -> dict[str, Any]:
     catalog = await _read_catalog(request)
-    return await run_in_threadpool(mem.put_catalog, tenant, catalog)
+    # The chain is set on this task's context; run_in_threadpool runs the write in a copy of it.
+    with writing(mem, tenant, response.headers) as stamp:
+        stored = await run_in_threadpool(mem.put_catalog, tenant, catalog)
+    return stamp.on(stored)
 
 
 @router.get("/v1/catalog", response_model=CatalogResponse, responses=ERRORS, summary="The tenant's catalog")

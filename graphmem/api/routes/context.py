@@ -15,6 +15,7 @@ from graphmem.models import ContextResult
 from graphmem.service import GraphMemory
 from graphmem.vocabulary import Format, Scope
 
+from ..consistency import ConsistencyQuery, reading
 from ..deps import NOT_JSON, AppMetrics, AsOf, Memory, Tenant, UserId, conflict
 from ..limits import require_json
 from ..metrics import Metrics
@@ -25,21 +26,23 @@ RESPONSES = conflict("CONTEXT_LOOP_DETECTED")
 
 
 def _context(mem: GraphMemory, metrics: Metrics, tenant: str, user_id: str, req: ContextRequest) -> Response:
-    result = mem.context(
-        tenant,
-        user_id,
-        focus=req.focus,
-        scope=req.scope,
-        max_tokens=req.max_tokens,
-        fmt=req.format,
-        evidence=req.evidence,
-        prompt=req.prompt,
-        tag=req.tag,
-        as_of=req.as_of,
-    )
+    headers: dict[str, str] = {}
+    with reading(tenant, req.consistency, headers):
+        result = mem.context(
+            tenant,
+            user_id,
+            focus=req.focus,
+            scope=req.scope,
+            max_tokens=req.max_tokens,
+            fmt=req.format,
+            evidence=req.evidence,
+            prompt=req.prompt,
+            tag=req.tag,
+            as_of=req.as_of,
+        )
     metrics.block_tokens.observe(result.tokens)
     # Encoded once by pydantic; response_model documents the body.
-    return Response(result.model_dump_json(), media_type="application/json")
+    return Response(result.model_dump_json(), media_type="application/json", headers=headers)
 
 
 @router.get(
@@ -60,9 +63,17 @@ def get_context(
     evidence: bool = False,
     tag: Annotated[str | None, Query(max_length=64)] = None,
     as_of: AsOf = None,
+    consistency: ConsistencyQuery = None,
 ) -> Response:
     req = ContextRequest(
-        focus=focus, scope=scope, max_tokens=max_tokens, format=format, evidence=evidence, tag=tag, as_of=as_of
+        focus=focus,
+        scope=scope,
+        max_tokens=max_tokens,
+        format=format,
+        evidence=evidence,
+        tag=tag,
+        as_of=as_of,
+        consistency=consistency,
     )
     return _context(mem, metrics, tenant, user_id, req)
 

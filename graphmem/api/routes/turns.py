@@ -9,6 +9,7 @@ from fastapi.responses import Response
 
 from graphmem.models import IngestResult
 
+from ..consistency import writing
 from ..deps import ERRORS, NOT_JSON, AppMetrics, Memory, Tenant, UserId
 from ..limits import require_json
 from ..schemas import ErrorResponse, IngestRequest
@@ -40,10 +41,13 @@ EditsFlag = Annotated[
 def post_turns(
     user_id: UserId, body: IngestRequest, tenant: Tenant, mem: Memory, metrics: AppMetrics, edits: EditsFlag = True
 ) -> Response:
-    result = mem.ingest(tenant, user_id, body.session_id, body.turns, edit_log=edits)
+    headers: dict[str, str] = {}
+    with writing(mem, tenant, headers, user_id) as stamp:
+        result = mem.ingest(tenant, user_id, body.session_id, body.turns, edit_log=edits)
+    result = result.model_copy(update={"consistency": stamp.token})
     metrics.ingest_turns.labels("accepted").inc(len(result.accepted))
     metrics.ingest_turns.labels("duplicate").inc(len(result.duplicates))
     metrics.extraction_seconds.observe(mem.last_extraction_seconds)
     # The model is already valid: encoded once by pydantic, not dumped to a dict, re-validated against
     # the response model and json.dumps'd (1.4 vs 0.2 ms for a 40-turn batch's 57 KB edit log).
-    return Response(result.model_dump_json(), media_type="application/json")
+    return Response(result.model_dump_json(), media_type="application/json", headers=headers)

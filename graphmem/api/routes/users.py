@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 
 from graphmem.errors import GraphmemError
 
+from ..consistency import ConsistencyQuery, reading, writing
 from ..deps import ERRORS, AppMetrics, AsOf, Memory, Tenant, UserId, conflict
 from ..schemas import CompactionRun, Erased, Explanation, Forgotten, UserGraphResponse
 
@@ -21,8 +22,16 @@ ConceptName = Annotated[str, Query(min_length=1, max_length=200)]
     responses=ERRORS,
     summary="The user's graph: nodes and edges with weights, tiers and stances",
 )
-def get_graph(user_id: UserId, tenant: Tenant, mem: Memory, as_of: AsOf = None) -> dict[str, Any]:
-    return mem.graph(tenant, user_id, as_of=as_of)
+def get_graph(
+    user_id: UserId,
+    tenant: Tenant,
+    mem: Memory,
+    response: Response,
+    as_of: AsOf = None,
+    consistency: ConsistencyQuery = None,
+) -> dict[str, Any]:
+    with reading(tenant, consistency, response.headers):
+        return mem.graph(tenant, user_id, as_of=as_of)
 
 
 @router.get(
@@ -32,9 +41,16 @@ def get_graph(user_id: UserId, tenant: Tenant, mem: Memory, as_of: AsOf = None) 
     summary="Why a concept is (or is not) in the block",
 )
 def get_explain(
-    user_id: UserId, tenant: Tenant, mem: Memory, concept: ConceptName, as_of: AsOf = None
+    user_id: UserId,
+    tenant: Tenant,
+    mem: Memory,
+    concept: ConceptName,
+    response: Response,
+    as_of: AsOf = None,
+    consistency: ConsistencyQuery = None,
 ) -> dict[str, Any]:
-    return mem.explain(tenant, user_id, concept, as_of=as_of)
+    with reading(tenant, consistency, response.headers):
+        return mem.explain(tenant, user_id, concept, as_of=as_of)
 
 
 @router.post(
@@ -43,14 +59,17 @@ def get_explain(
     responses=conflict("CRITICAL_COMPRESSION_FAILURE"),
     summary="Run compaction now; returns the run record",
 )
-def post_compact(user_id: UserId, tenant: Tenant, mem: Memory, metrics: AppMetrics) -> dict[str, Any]:
+def post_compact(
+    user_id: UserId, tenant: Tenant, mem: Memory, metrics: AppMetrics, response: Response
+) -> dict[str, Any]:
     try:
-        run = mem.compact(tenant, user_id)
+        with writing(mem, tenant, response.headers, user_id) as stamp:
+            run = mem.compact(tenant, user_id)
     except GraphmemError as exc:
         metrics.compaction_runs.labels("failed" if exc.status == 409 else "error").inc()
         raise
     metrics.compaction_runs.labels("ok").inc()
-    return run
+    return stamp.on(run)
 
 
 @router.delete(
@@ -59,8 +78,12 @@ def post_compact(user_id: UserId, tenant: Tenant, mem: Memory, metrics: AppMetri
     responses=ERRORS,
     summary="Forget one concept for this user, named in the query (no path encoding needed)",
 )
-def delete_concept_by_query(user_id: UserId, tenant: Tenant, mem: Memory, name: ConceptName) -> dict[str, Any]:
-    return mem.forget(tenant, user_id, name)
+def delete_concept_by_query(
+    user_id: UserId, tenant: Tenant, mem: Memory, name: ConceptName, response: Response
+) -> dict[str, Any]:
+    with writing(mem, tenant, response.headers, user_id) as stamp:
+        forgot = mem.forget(tenant, user_id, name)
+    return stamp.on(forgot)
 
 
 @router.delete(
@@ -69,8 +92,10 @@ def delete_concept_by_query(user_id: UserId, tenant: Tenant, mem: Memory, name: 
     responses=ERRORS,
     summary="Forget one concept for this user (turns are kept)",
 )
-def delete_concept(user_id: UserId, concept: str, tenant: Tenant, mem: Memory) -> dict[str, Any]:
-    return mem.forget(tenant, user_id, concept)
+def delete_concept(user_id: UserId, concept: str, tenant: Tenant, mem: Memory, response: Response) -> dict[str, Any]:
+    with writing(mem, tenant, response.headers, user_id) as stamp:
+        forgot = mem.forget(tenant, user_id, concept)
+    return stamp.on(forgot)
 
 
 @router.delete(
@@ -79,5 +104,7 @@ def delete_concept(user_id: UserId, concept: str, tenant: Tenant, mem: Memory) -
     responses=ERRORS,
     summary="Erase everything about the user (right to be forgotten)",
 )
-def delete_user(user_id: UserId, tenant: Tenant, mem: Memory) -> dict[str, Any]:
-    return mem.erase(tenant, user_id)
+def delete_user(user_id: UserId, tenant: Tenant, mem: Memory, response: Response) -> dict[str, Any]:
+    with writing(mem, tenant, response.headers, user_id) as stamp:
+        erased = mem.erase(tenant, user_id)
+    return stamp.on(erased)
