@@ -85,6 +85,8 @@ def _stats(csv_path: Path) -> dict[str, dict[str, Any]]:
     with csv_path.open() as fh:
         for row in csv.DictReader(fh):
             name = row["Name"]
+            if row["50%"] == "N/A":  # no requests of this name
+                continue
             out[name] = {
                 "requests": int(row["Request Count"]),
                 "failures": int(row["Failure Count"]),
@@ -203,6 +205,8 @@ def write_md(r: dict[str, Any]) -> None:
         "| request | n | failures | p50 ms | p95 ms | p99 ms | max ms | req/s |",
         "|---|---|---|---|---|---|---|---|",
     ]
+    if not r["requests"]:
+        lines.append("| (no requests: see bench/results/locust/locust.log) |  |  |  |  |  |  |  |")
     for name, s in r["requests"].items():
         lines.append(
             f"| {name} | {s['requests']} | {s['failures']} | {s['p50_ms']} | {s['p95_ms']} | {s['p99_ms']} "

@@ -61,12 +61,12 @@ class GraphmemUser(FastHttpUser):
         return {"turn_id": f"t{self.seq}", "role": "user", "text": text}
 
     @task(INGEST_WEIGHT)
-    def ingest(self) -> None:
+    def send_turn(self) -> None:
         body = {"session_id": f"s{self.seq // 10}", "turns": [self._turn(TEXTS[(self.n + self.seq) % len(TEXTS)])]}
         self.client.post(f"/v1/users/{self.uid}/turns", json=body, headers=self.headers, name="ingest")
 
     @task(CONTEXT_WEIGHT)
-    def context(self) -> None:
+    def read_block(self) -> None:
         self.reads += 1
         focus = FOCUSES[self.reads % len(FOCUSES)]
         self.client.get(

@@ -189,7 +189,6 @@ def profile_user(mem: GraphMemory, tenant: str, uid: str) -> dict[str, Any]:
         ("edges_by_owner (catalog)", {**p, "edge_owner": "catalog"}),
         ("user_concepts_by_key", {**p, "keys": keys}),
         ("user_history_size", p),
-        ("user_edges_around", {**p, "keys": interest_keys, "owner": user.owner}),
         ("tenant_user_count", {"tenant": tenant}),
         ("concept_user_counts", {"tenant": tenant, "keys": keys}),
         ("concepts_search", {**p, "query": concept["name"].split()[0].lower(), "limit": 5}),
