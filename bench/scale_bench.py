@@ -60,6 +60,7 @@ TENANT = "bench-scale"
 CONCEPTS_PER_USER = 50
 BATCH = 250
 SAMPLE = 200  # users read per size (uncached, then cached)
+NOTES_MARKER = "<!-- findings: kept across runs -->"
 
 
 def user_id(i: int) -> str:
@@ -196,6 +197,12 @@ def profile_user(mem: GraphMemory, tenant: str, uid: str) -> dict[str, Any]:
         ("ingest_existing_turns", {**p, "turn_ids": [f"{uid}-t0", f"{uid}-t1"]}),
         ("ingest_refresh_interests", {**p, "keys": interest_keys[:5], "names": names}),
         ("user_list", {"tenant": tenant, "limit": 1000}),
+        (
+            "user_write_weights",
+            {**p, "rows": [{"key": k, "initial": 0.1, "propagated": 0.1, "final": 0.2, "tier": None} for k in keys]},
+        ),
+        ("user_counts", {**p, "owner": user.owner}),
+        ("user_erase_rest", {**p, "owner": user.owner}),
     ]
     for label, params in plans:
         name = label.split(" ")[0]
@@ -355,10 +362,23 @@ def write_report(results: dict[str, Any]) -> None:
             cells.append(str(v.get("db_hits", v.get("error", "—"))))
         top = ", ".join(hi["profile"][name].get("top_operators", []))
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {top} |")
-    notes = results.get("notes", [])
-    if notes:
-        lines += ["", "## Notes", ""] + [f"- {n}" for n in notes]
-    (RESULTS / "SCALE.md").write_text("\n".join(lines) + "\n")
+    extra = results.get("profiles", {})
+    if extra:
+        labels = list(extra)
+        lines += [
+            "",
+            "### Re-profiled with the statements as fixed on this branch (`--profile-only TENANT`)",
+            "",
+            "| statement | " + " | ".join(labels) + " |",
+            "|---|" + "---|" * len(labels),
+        ]
+        for name in [k for k, v in extra[labels[-1]].items() if isinstance(v, dict)]:
+            cells = [str(extra[lb].get(name, {}).get("db_hits", "—")) for lb in labels]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    # Hand-written findings below the marker survive a re-run.
+    md = RESULTS / "SCALE.md"
+    kept = md.read_text().split(NOTES_MARKER, 1)[1] if md.exists() and NOTES_MARKER in md.read_text() else "\n"
+    md.write_text("\n".join(lines) + "\n\n" + NOTES_MARKER + kept)
     _plot(rows)
 
 
@@ -404,12 +424,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=16)
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument("--load-only", action="store_true", help="grow the tenant, measure nothing")
+    ap.add_argument(
+        "--profile-only",
+        default=None,
+        metavar="TENANT",
+        help="PROFILE the statements on a random user of TENANT (as it is now) into scale.json's 'profiles'",
+    )
     args = ap.parse_args(argv)
     assert args.tenant.startswith("bench-")
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / "scale.json"
     results: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {"sizes": {}}
     if args.report_only:
+        write_report(results)
+        return 0
+    if args.profile_only:
+        mem = GraphMemory(fixtures.bench_settings())
+        mem.start()
+        try:
+            n = mem.store.tenant_user_count(args.profile_only)
+            prof = profile_user(mem, args.profile_only, user_id(random.Random(args.seed).randrange(n)))
+        finally:
+            mem.close()
+        results.setdefault("profiles", {})[f"{args.profile_only} ({n} users)"] = prof
+        path.write_text(json.dumps(results, indent=2, default=str))
         write_report(results)
         return 0
     results["machine"] = machine()

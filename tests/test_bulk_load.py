@@ -18,7 +18,6 @@ from graphmem.store import StoredTurn, UserRef
 pytestmark = [pytest.mark.neo4j]
 
 
-
 @pytest.fixture
 def mem(settings, store):
     m = GraphMemory(settings)
