@@ -298,6 +298,47 @@ def measure(mem: GraphMemory, tenant: str, n_users: int, args: argparse.Namespac
     return res
 
 
+def alternated(mem: GraphMemory, small: str, big: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Context and ingest alternated request by request between a small and a big tenant of the same
+    database, through one API process: the machine's load (shared, noisy) falls on both alike, so the
+    ratio isolates what grows with the tenant."""
+    rnd = random.Random(args.seed)
+    sizes = {t: mem.store.tenant_user_count(t) for t in (small, big)}
+    keys = {t: f"bench-scale-alt-{i}-{uuid.uuid4().hex[:6]}" for i, t in enumerate((small, big))}
+    server = start_server({k: t for t, k in keys.items()})
+    run = uuid.uuid4().hex[:6]
+    out: dict[str, Any] = {"tenants": sizes, "load_avg_before": [round(x, 2) for x in os.getloadavg()]}
+    try:
+        clients = {t: server.client(k) for t, k in keys.items()}
+        for t, c in clients.items():
+            for i in range(3):
+                c.get(f"/v1/users/{user_id(i)}/context").raise_for_status()
+            _ingest(c, rnd, sizes[t], 3, run + "w")
+        samples = {t: rnd.sample(range(10, sizes[t]), min(150, sizes[t] - 10)) for t in clients}
+        times: dict[str, dict[str, list[float]]] = {t: {"uncached": [], "cached": [], "ingest": []} for t in clients}
+        for label in ("uncached", "cached"):
+            for j in range(min(len(v) for v in samples.values())):
+                for t, c in clients.items():
+                    t0 = time.perf_counter()
+                    c.get(f"/v1/users/{user_id(samples[t][j])}/context").raise_for_status()
+                    times[t][label].append(time.perf_counter() - t0)
+        for _ in range(args.ingest_turns):
+            for t, c in clients.items():
+                times[t]["ingest"] += _ingest(c, rnd, sizes[t], 1, run)
+        for c in clients.values():
+            c.close()
+        for t in clients:
+            out[t] = {k: summary_ms(v) for k, v in times[t].items()}
+        out["ratio_p50_big_over_small"] = {
+            k: round(out[big][k]["p50_ms"] / out[small][k]["p50_ms"], 2) for k in ("uncached", "cached", "ingest")
+        }
+        out["rss_mib_end"] = round(server.rss_mib(), 1)
+    finally:
+        server.stop()
+    out["load_avg_after"] = [round(x, 2) for x in os.getloadavg()]
+    return out
+
+
 # -- report ----------------------------------------------------------------------------------------
 
 
@@ -362,6 +403,25 @@ def write_report(results: dict[str, Any]) -> None:
             cells.append(str(v.get("db_hits", v.get("error", "—"))))
         top = ", ".join(hi["profile"][name].get("top_operators", []))
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {top} |")
+    alt = results.get("alternated")
+    if alt:
+        (small, ns), (big, nb) = list(alt["tenants"].items())
+        lines += [
+            "",
+            f"## Alternated in one run: {small} ({ns:,} users) vs {big} ({nb:,} users), same database and API process",
+            "",
+            "Requests alternate between the two tenants, so the machine's load falls on both alike.",
+            "",
+            "| | small p50 / p99 ms | big p50 / p99 ms | big ÷ small at p50 |",
+            "|---|---|---|---|",
+        ]
+        for k in ("uncached", "cached", "ingest"):
+            lines.append(
+                f"| {'context ' + k if k != 'ingest' else 'ingest (1 turn)'} | {alt[small][k]['p50_ms']} / "
+                f"{alt[small][k]['p99_ms']} | {alt[big][k]['p50_ms']} / {alt[big][k]['p99_ms']} "
+                f"| {alt['ratio_p50_big_over_small'][k]}× |"
+            )
+        lines.append(f"\nLoad average {alt['load_avg_before'][0]} → {alt['load_avg_after'][0]}.")
     extra = results.get("profiles", {})
     if extra:
         labels = list(extra)
@@ -425,6 +485,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument("--load-only", action="store_true", help="grow the tenant, measure nothing")
     ap.add_argument(
+        "--alternate",
+        default=None,
+        metavar="SMALL,BIG",
+        help="alternate context and ingest requests between two loaded tenants (one API process)",
+    )
+    ap.add_argument(
         "--profile-only",
         default=None,
         metavar="TENANT",
@@ -436,6 +502,18 @@ def main(argv: list[str] | None = None) -> int:
     path = RESULTS / "scale.json"
     results: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {"sizes": {}}
     if args.report_only:
+        write_report(results)
+        return 0
+    if args.alternate:
+        small, big = args.alternate.split(",")
+        mem = GraphMemory(fixtures.bench_settings())
+        mem.start()
+        try:
+            results["alternated"] = alternated(mem, small, big, args)
+        finally:
+            mem.close()
+        log(f"alternated: {results['alternated']['ratio_p50_big_over_small']}")
+        path.write_text(json.dumps(results, indent=2, default=str))
         write_report(results)
         return 0
     if args.profile_only:
