@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 GRAPHMEM := $(VENV)/bin/graphmem
 STAMP := $(VENV)/.graphmem-installed
 
-.PHONY: install run test lint neo4j-start neo4j-stop bench bench-quick eval eval-quick clean
+.PHONY: install run test lint neo4j-start neo4j-stop bench bench-quick bench-scale bench-load eval eval-quick clean
 
 $(STAMP): pyproject.toml
 	@echo "==> creating $(VENV) and installing graphmem (first run takes a few minutes)"
@@ -52,6 +52,22 @@ bench: install
 bench-quick: install
 	@$(GRAPHMEM) neo4j start
 	@$(PY) -m bench.run_all --quick
+
+## Cost against tenant size (1k -> 10k -> 100k users; not in CI). Runs on a Neo4j server of its own
+## (SCALE_NEO4J_HOME, ports 7747/7534) so the load does not land on the shared one; the tenant is kept
+## and grown on the next run (the server is stopped at the end). SCALE_SIZES=1000,10000 stops earlier.
+SCALE_NEO4J_HOME ?= $(CURDIR)/.neo4j-scale
+SCALE_SIZES ?= 1000,10000,100000
+SCALE_ENV := GRAPHMEM_NEO4J_HOME=$(SCALE_NEO4J_HOME) GRAPHMEM_NEO4J_BOLT_PORT=7747 GRAPHMEM_NEO4J_HTTP_PORT=7534 \
+  GRAPHMEM_NEO4J_PAGECACHE=2g
+bench-scale: install
+	@$(SCALE_ENV) $(GRAPHMEM) neo4j start
+	@$(SCALE_ENV) $(PY) -m bench.scale_bench --sizes $(SCALE_SIZES); rc=$$?; $(SCALE_ENV) $(GRAPHMEM) neo4j stop; exit $$rc
+
+## Mixed load with Locust: 24 clients, 60 s, context : ingest = 7 : 3; prints one summary line.
+bench-load: install
+	@$(GRAPHMEM) neo4j start
+	@$(PY) -m bench.load_bench $(LOAD_ARGS)
 
 eval: install
 	@$(GRAPHMEM) neo4j start

@@ -183,13 +183,30 @@ CALL (u) { OPTIONAL MATCH (s:Session {tenant: $tenant, user_id: $user_id}) RETUR
 CALL (u) { OPTIONAL MATCH (i:Interest {tenant: $tenant, user_id: $user_id}) RETURN count(i) AS interests }
 CALL (u) { OPTIONAL MATCH (:Turn {tenant: $tenant, user_id: $user_id})-[m:MENTIONS]->() RETURN count(m) AS mentions }
 CALL (u) { OPTIONAL MATCH (:Turn {tenant: $tenant, user_id: $user_id})-[e:EXPRESSES]->() RETURN count(e) AS stances }
-CALL (u) { OPTIONAL MATCH (:Concept {tenant: $tenant})-[r]->(:Concept) WHERE r.owner = $owner RETURN count(r) AS relations }
+// The user's own relations by index seek per type (rel_owner_*): expanding every concept of the tenant
+// walked all users' mentions and interests on them (grows with the tenant: bench/results/SCALE.md).
+CALL (u) {
+  CALL () {
+    MATCH ()-[r:PREREQUISITE_OF {tenant: $tenant, owner: $owner}]->() RETURN r
+    UNION ALL
+    MATCH ()-[r:USES {tenant: $tenant, owner: $owner}]->() RETURN r
+    UNION ALL
+    MATCH ()-[r:REQUIRES {tenant: $tenant, owner: $owner}]->() RETURN r
+    UNION ALL
+    MATCH ()-[r:PART_OF {tenant: $tenant, owner: $owner}]->() RETURN r
+    UNION ALL
+    MATCH ()-[r:RELATED_TO {tenant: $tenant, owner: $owner}]->() RETURN r
+  }
+  RETURN count(r) AS relations
+}
 CALL (u) { OPTIONAL MATCH (r:CompactionRun {tenant: $tenant, user_id: $user_id}) RETURN count(r) AS compaction_runs }
 RETURN u IS NOT NULL AS exists, turns, sessions, interests, mentions, stances, relations, compaction_runs;
 
 // name: user_list
-// A tenant's users.
+// A tenant's users. `u.id IS NOT NULL` (always true: it is the key) lets the planner seek the user_key
+// (tenant, id) index instead of scanning every user of every tenant.
 MATCH (u:User {tenant: $tenant})
+WHERE u.id IS NOT NULL
 RETURN u.id AS user_id, u.version AS version
 ORDER BY u.id
 LIMIT $limit;
@@ -235,7 +252,22 @@ CALL () { OPTIONAL MATCH (s:Session {tenant: $tenant, user_id: $user_id}) DETACH
 CALL () { OPTIONAL MATCH (i:Interest {tenant: $tenant, user_id: $user_id}) DETACH DELETE i RETURN count(i) AS interests }
 CALL () { OPTIONAL MATCH (r:CompactionRun {tenant: $tenant, user_id: $user_id}) DETACH DELETE r RETURN count(r) AS runs }
 CALL () { OPTIONAL MATCH (s:Summary {tenant: $tenant, user_id: $user_id}) DETACH DELETE s RETURN count(s) AS summaries }
-CALL () { OPTIONAL MATCH (:Concept {tenant: $tenant})-[r]->(:Concept) WHERE r.owner = $owner DELETE r RETURN count(r) AS relations }
+// Own relations by index seek per type, as in user_counts.
+CALL () {
+  CALL () {
+    MATCH ()-[r:PREREQUISITE_OF {tenant: $tenant, owner: $owner}]->() RETURN r
+    UNION ALL
+    MATCH ()-[r:USES {tenant: $tenant, owner: $owner}]->() RETURN r
+    UNION ALL
+    MATCH ()-[r:REQUIRES {tenant: $tenant, owner: $owner}]->() RETURN r
+    UNION ALL
+    MATCH ()-[r:PART_OF {tenant: $tenant, owner: $owner}]->() RETURN r
+    UNION ALL
+    MATCH ()-[r:RELATED_TO {tenant: $tenant, owner: $owner}]->() RETURN r
+  }
+  DELETE r
+  RETURN count(r) AS relations
+}
 CALL () { OPTIONAL MATCH (u:User {tenant: $tenant, id: $user_id}) DETACH DELETE u RETURN count(u) AS users }
 RETURN sessions, interests, runs, summaries, relations, users;
 

@@ -28,6 +28,7 @@ from pydantic import ValidationError
 from . import consistency
 from .attempt_plan import AttemptPlan, NewAttempt, StoredAttempt, StoredState, needs_replay, plan_attempts
 from .bkt import BKTParams
+from .bulk_rows import BulkUser, bulk_rows
 from .cypher import CypherLibrary, load_library
 from .errors import InvalidInput, StoreUnavailable, TurnIdConflict
 from .gaps import catalog_dependency_map
@@ -1056,6 +1057,64 @@ class Neo4jStore:
 
     def catalog_concepts(self, tenant: str) -> list[dict[str, Any]]:
         return self.read_statement("catalog_concepts", tenant=tenant)
+
+    # -- bulk loading (the scale benchmark's fixture only) ------------------------
+
+    def bulk_existing_users(self, tenant: str, user_ids: Sequence[str]) -> set[str]:
+        rows = self.read_statement("bulk_existing_users", tenant=tenant, user_ids=list(user_ids))
+        return {r["user_id"] for r in rows}
+
+    def bulk_load_users(self, tenant: str, users: Sequence[BulkUser]) -> dict[str, int]:
+        """Writes whole new users in one transaction (cypher/bulk.cypher), for the scale benchmark.
+
+        Not an ingest path: no tenant or user lock, no duplicate checks (the caller passes only users
+        that do not exist: :meth:`bulk_existing_users`); a user id that exists fails the batch on the
+        user_key constraint and nothing of it is written.
+        """
+        rows = bulk_rows(users)
+
+        def work(tx: ManagedTransaction) -> dict[str, int]:
+            if rows.concepts:
+                concepts = [rows.concepts[k] for k in sorted(rows.concepts)]
+                self._run(tx, "ingest_merge_concepts", tenant=tenant, concepts=concepts)
+            self._run(tx, "bulk_users", tenant=tenant, users=rows.users)
+            self._run(tx, "bulk_turns", tenant=tenant, turns=rows.turns)
+            self._run(tx, "bulk_mentions", tenant=tenant, mentions=rows.mentions)
+            if rows.stances:
+                self._run(tx, "bulk_stances", tenant=tenant, stances=rows.stances)
+            for rel_type in sorted(rows.relations, key=lambda r: r.value):
+                self._run(tx, "bulk_relations", rel_type, tenant=tenant, relations=rows.relations[rel_type])
+            self._run(tx, "bulk_interests", tenant=tenant, interests=rows.interests)
+            return {
+                "users": len(rows.users),
+                "turns": len(rows.turns),
+                "mentions": len(rows.mentions),
+                "interests": len(rows.interests),
+                "relations": sum(len(v) for v in rows.relations.values()),
+            }
+
+        return self._write(work)
+
+    def bulk_tenant_size(self, tenant: str) -> dict[str, int]:
+        return self.read_statement("bulk_tenant_size", tenant=tenant)[0]
+
+    def profile_statement(self, name: str, rel_type: RelationType | None = None, **params: Any) -> dict[str, Any]:
+        """PROFILEs a named statement in a transaction that is rolled back (writes leave nothing behind):
+        total db hits, rows, and the operators that cost the most (the scale benchmark's report)."""
+
+        def flatten(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
+            yield plan
+            for child in plan.get("children", []):
+                yield from flatten(child)
+
+        with self._driver.session(database=self.database) as session, session.begin_transaction() as tx:
+            result = tx.run("PROFILE " + self.cypher.text(name, rel_type), params)
+            rows = len(list(result))
+            profile = result.consume().profile or {}
+            tx.rollback()
+        ops = [(op.get("operatorType", "?"), int(op.get("dbHits", 0))) for op in flatten(profile)]
+        top = sorted(ops, key=lambda o: -o[1])[:3]
+        return {"db_hits": sum(h for _, h in ops), "rows": rows, "top_operators": [f"{o} {h}" for o, h in top]}
 
 
 def _check_conflicts(rows: Iterable[dict[str, Any]], expected: dict[str, tuple[str, str, str]]) -> None:

@@ -221,6 +221,16 @@ TENANT_LEVEL = {
     "kt_attempts": "a BKT fit is tenant-wide: it reads every user's answers (concept, user id, correct) of one tenant",
     "tenant_user_count": "how many users a tenant has (document frequency, graphmem/specificity.py); returns a number",
     "concept_user_counts": "how many of a tenant's users have each given concept; returns counts per key, no user data",
+    # The scale benchmark's bulk loader (Neo4jStore.bulk_load_users; bench/scale_bench.py only) writes many
+    # new users of one tenant per transaction, each row pinned to $tenant and its own row.user_id.
+    "bulk_existing_users": "which of the given user ids a tenant holds (the bulk loader's resume check)",
+    "bulk_users": "creates new users and their sessions (bulk loader)",
+    "bulk_turns": "creates the new users' turns (bulk loader)",
+    "bulk_mentions": "creates the new users' mentions (bulk loader)",
+    "bulk_stances": "creates the new users' stances (bulk loader)",
+    "bulk_relations": "creates the new users' own relations (bulk loader)",
+    "bulk_interests": "creates the new users' interests (bulk loader)",
+    "bulk_tenant_size": "counts a tenant's users and interests (benchmark report); returns two numbers",
 }
 NODE = re.compile(r"\((\w*):(" + "|".join(USER_LABELS) + r")\b(?:\s*\{([^}]*)\})?\)")
 # Database-wide maintenance, run once by apply_schema before any request: it copies a turn's own
