@@ -32,6 +32,7 @@ CONTEXT_KEYS = (
     "thing_subject",
     "sentiment_ignore",
     "agreement",
+    "neutral_question",
 )
 
 
@@ -61,6 +62,7 @@ class CueSet:
     thing_subject: re.Pattern[str]
     sentiment_ignore: re.Pattern[str]
     agreement: re.Pattern[str]
+    neutral_question: re.Pattern[str]  # a question to the other speaker: only before_mention cues show being lost
 
 
 def raw(language: str) -> dict[str, Any]:
@@ -109,7 +111,7 @@ def cues(language: str) -> CueSet:
         )
 
     def ctx(key: str, anchored: bool = False) -> re.Pattern[str]:
-        body = _words(data[key], en) if key not in ("hypothetical", "thing_subject") else data[key]
+        body = _words(data[key], en) if key not in ("hypothetical", "thing_subject", "neutral_question") else data[key]
         if anchored and en:
             # "haven't", "dont": the negation is glued to its verb (and "want", "Rent" are no negation)
             body = rf"(?:(?<![\w'])(?:do|does|did|is|was|are|were|have|has|had|ca|can|could|would|should|wo|ai|must|need)n'?t(?!\w)|{body})"
@@ -141,6 +143,7 @@ def cues(language: str) -> CueSet:
         thing_subject=ctx("thing_subject"),
         sentiment_ignore=ctx("sentiment_ignore"),
         agreement=re.compile(data["agreement"], flags),
+        neutral_question=ctx("neutral_question"),
     )
 
 

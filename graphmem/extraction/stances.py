@@ -236,8 +236,10 @@ def decide(
     if cl.hypothetical:
         return Decision(None, cl.start, cl.end, CONF_NEGATED), other_here
     hits: list[tuple[int, int, int]] = []  # (start, end, class index), offsets in the clause
+    # "Is React hard to learn?" asks the other speaker; "what is recursion?", "why doesn't my loop stop?" show being lost.
+    asks_other = cl.question and bool(cs.neutral_question.search(text))
     for idx, cc in enumerate(cs.classes):
-        pattern = cc.pattern if not cl.question or cc.stance is Stance.confused else cc.question
+        pattern = cc.pattern if not cl.question or (cc.stance is Stance.confused and not asks_other) else cc.question
         # "is it good?" asks; "what is recursion?" shows being lost; "anything like Superbad?" names a taste
         if pattern is not None:
             for m in pattern.finditer(text):
