@@ -92,7 +92,9 @@ def evaluate(items: list[dict[str, Any]]) -> dict[str, Any]:
 
 def show(name: str, res: dict[str, Any], errors: bool) -> None:
     for lang, r in res.items():
-        print(f"[natural-stance] {name} {lang}: acc {r['accuracy']:.3f} (n={r['items']}, concept not found {r['concept_not_found']})")
+        print(
+            f"[natural-stance] {name} {lang}: acc {r['accuracy']:.3f} (n={r['items']}, concept not found {r['concept_not_found']})"
+        )
         print("   gold\\pred  " + " ".join(f"{p[:5]:>5}" for p in LABELS))
         for g in LABELS:
             print(f"   {g:10} " + " ".join(f"{r['confusion'][g][p]:5d}" for p in LABELS))
