@@ -68,6 +68,7 @@ class CueSet:
     neutral_question: re.Pattern[str]  # a question to the other speaker: only before_mention cues show being lost
     not_yet: re.Pattern[str]  # anchored at the end: "haven't"/没 before a wish is "not yet", no dislike
     concessive: re.Pattern[str]  # a clause opening "although"/虽然 yields to the main clause
+    subject_lead: re.Pattern[str] | None  # what may stand before a subject (anchored at the end); None: anything
 
 
 def raw(language: str) -> dict[str, Any]:
@@ -156,6 +157,7 @@ def cues(language: str) -> CueSet:
         neutral_question=ctx("neutral_question"),
         not_yet=ctx("not_yet", anchored=True, glued=False),
         concessive=ctx("concessive"),
+        subject_lead=re.compile(data["subject_lead"] + r"\s*$", flags) if data.get("subject_lead") else None,
     )
 
 

@@ -331,11 +331,21 @@ def _subjects(cs: CueSet, text: str, at: int, cue: str = "") -> tuple[int, int]:
     """End offsets of the last other-person and the last first-person subject word before `at`;
     "they" counts as another person unless the cue's subject is a thing ("they make sense")."""
     lead = text[:at]
-    other = max((m.end() for m in cs.others.finditer(lead)), default=-1)
+    # Searched in the whole clause: "you" before "explain"/"recommend" is asked to act, not a subject.
+    other = max(
+        (m.end() for m in cs.others.finditer(text) if m.end() <= at and _subject_position(cs, text, m.start())),
+        default=-1,
+    )
     if not cs.thing_subject.search(cue):
         other = max(other, max((m.end() for m in cs.others_or_things.finditer(lead)), default=-1))
     own = max((m.end() for m in cs.self_.finditer(lead)), default=-1)
     return other, own
+
+
+def _subject_position(cs: CueSet, text: str, at: int) -> bool:
+    """Can a person named at `at` be a subject? Not after a verb or preposition ("I can beat my dad",
+    "I told my friend"): only at the start or after a conjunction, a verb of saying or an auxiliary."""
+    return cs.subject_lead is None or bool(cs.subject_lead.search(text, 0, at))
 
 
 def _is_list_rest(src: str, cl: Clause, inside: list[ConceptMention]) -> bool:
