@@ -11,7 +11,7 @@ import pytest
 from graphmem.extraction.extractor import ConceptExtractor
 from graphmem.extraction.normalize import concept_key
 from graphmem.models import Stance
-from tests.stance_cases import CATALOG, EN
+from tests.stance_cases import CATALOG, EN, EN_MORE
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +29,15 @@ def stance_of(ex: ConceptExtractor, text: str, name: str, roles: list[str] | Non
 
 @pytest.mark.parametrize(("text", "name", "expected", "phenomenon"), EN, ids=[f"{c[3]}: {c[0][:40]}" for c in EN])
 def test_written_sentences(
+    ex: ConceptExtractor, text: str, name: str, expected: Stance | None, phenomenon: str
+) -> None:
+    assert stance_of(ex, text, name) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "expected", "phenomenon"), EN_MORE, ids=[f"{c[3]}: {c[0][:40]}" for c in EN_MORE]
+)
+def test_natural_phrasings(
     ex: ConceptExtractor, text: str, name: str, expected: Stance | None, phenomenon: str
 ) -> None:
     assert stance_of(ex, text, name) == expected

@@ -10,7 +10,7 @@ import pytest
 
 from graphmem.extraction.extractor import ConceptExtractor
 from graphmem.models import Stance
-from tests.stance_cases import CATALOG, ZH
+from tests.stance_cases import CATALOG, ZH, ZH_MORE
 from tests.test_stances_en import stance_of
 
 
@@ -21,6 +21,15 @@ def ex() -> ConceptExtractor:
 
 @pytest.mark.parametrize(("text", "name", "expected", "phenomenon"), ZH, ids=[f"{c[3]}: {c[0][:20]}" for c in ZH])
 def test_written_sentences(
+    ex: ConceptExtractor, text: str, name: str, expected: Stance | None, phenomenon: str
+) -> None:
+    assert stance_of(ex, text, name) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "expected", "phenomenon"), ZH_MORE, ids=[f"{c[3]}: {c[0][:20]}" for c in ZH_MORE]
+)
+def test_natural_phrasings(
     ex: ConceptExtractor, text: str, name: str, expected: Stance | None, phenomenon: str
 ) -> None:
     assert stance_of(ex, text, name) == expected

@@ -32,6 +32,9 @@ CONTEXT_KEYS = (
     "thing_subject",
     "sentiment_ignore",
     "agreement",
+    "neutral_question",
+    "not_yet",
+    "concessive",
 )
 
 
@@ -40,6 +43,7 @@ class CueClass:
     stance: Stance
     negated: Stance | None
     pattern: re.Pattern[str]  # anywhere in the clause
+    parts: tuple[re.Pattern[str], ...]  # each cue on its own: the longest one at a match position wins
     before: re.Pattern[str] | None  # only right before the mention (anchored at the end)
     question: re.Pattern[str] | None  # what still counts inside a question
 
@@ -61,6 +65,10 @@ class CueSet:
     thing_subject: re.Pattern[str]
     sentiment_ignore: re.Pattern[str]
     agreement: re.Pattern[str]
+    neutral_question: re.Pattern[str]  # a question to the other speaker: only before_mention cues show being lost
+    not_yet: re.Pattern[str]  # anchored at the end: "haven't"/没 before a wish is "not yet", no dislike
+    concessive: re.Pattern[str]  # a clause opening "although"/虽然 yields to the main clause
+    subject_lead: re.Pattern[str] | None  # what may stand before a subject (anchored at the end); None: anything
 
 
 def raw(language: str) -> dict[str, Any]:
@@ -103,14 +111,19 @@ def cues(language: str) -> CueSet:
                 stance=Stance(name),
                 negated=Stance(neg) if neg else None,
                 pattern=re.compile(_alt(spec["cues"], en), flags),
+                parts=tuple(re.compile(_words(f"(?:{f})", en), flags) for f in dict.fromkeys(spec["cues"])),
                 before=re.compile(rf"(?:{_alt(bm, en)})\s*$", flags) if bm else None,
                 question=re.compile(_alt(q, en), flags) if q else None,
             )
         )
 
-    def ctx(key: str, anchored: bool = False) -> re.Pattern[str]:
-        body = _words(data[key], en) if key not in ("hypothetical", "thing_subject") else data[key]
-        if anchored and en:
+    def ctx(key: str, anchored: bool = False, glued: bool = True) -> re.Pattern[str]:
+        body = (
+            _words(data[key], en)
+            if key not in ("hypothetical", "thing_subject", "neutral_question", "concessive")
+            else data[key]
+        )
+        if anchored and en and glued:
             # "haven't", "dont": the negation is glued to its verb (and "want", "Rent" are no negation)
             body = rf"(?:(?<![\w'])(?:do|does|did|is|was|are|were|have|has|had|ca|can|could|would|should|wo|ai|must|need)n'?t(?!\w)|{body})"
         if anchored:  # negation right before a cue: up to two adverbs between ("not really", 不太)
@@ -141,6 +154,10 @@ def cues(language: str) -> CueSet:
         thing_subject=ctx("thing_subject"),
         sentiment_ignore=ctx("sentiment_ignore"),
         agreement=re.compile(data["agreement"], flags),
+        neutral_question=ctx("neutral_question"),
+        not_yet=ctx("not_yet", anchored=True, glued=False),
+        concessive=ctx("concessive"),
+        subject_lead=re.compile(data["subject_lead"] + r"\s*$", flags) if data.get("subject_lead") else None,
     )
 
 

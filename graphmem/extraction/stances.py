@@ -63,6 +63,7 @@ class Clause:
     now: bool
     sentence_start: int = 0
     hypothetical: bool = False
+    concessive: bool = False  # "although …", 虽然…: what the main clause says wins
 
 
 @dataclass(frozen=True)
@@ -119,10 +120,11 @@ def analyse_turn(
     reply: ReplyStance | None = None
     cue_mentions: list[tuple[int, int]] = []
     other = False  # the subject carried from the clause before, within a sentence
+    waiting: list[ConceptMention] = []  # catalog names of this sentence with no current stance yet
     sentence_start = -1
     for cl in clauses:
         if cl.sentence_start != sentence_start:
-            sentence_start, other = cl.sentence_start, False
+            sentence_start, other, waiting = cl.sentence_start, False, []
         inside = [m for m in mentions if m.start >= cl.start and m.end <= cl.end]
         d, other = decide(src, cs, cl, inside, other)
         if inside:
@@ -161,13 +163,27 @@ def analyse_turn(
         elif d is not None and d.stance is not None and not targets:
             pending = d
         if d is None:
+            waiting.extend(m for m in inside if m.in_catalog and m not in waiting)
             continue
         previous = d
-        for m in targets:
+        past = cl.past and not cl.now
+        apply = targets
+        if d.stance is not None and not other and not past and waiting and not any(m.in_catalog for m in inside):
+            # "SQL used to scare me but after that internship I can write joins in my sleep", "linear
+            # regression is old news for me, I teach it to undergrads": a later clause that names only
+            # common nouns still speaks about the catalog name before it.
+            apply = [*targets, *(m for m in waiting if m not in targets)]
+        for m in apply:
             old = current.get(m.key)
             if d.stance is None and old is not None and old[1].stance is not None:
                 continue  # "I want Rust, I haven't learned it": a blocked cue does not erase a stance
-            current[m.key] = (m, d, cl.past and not cl.now)
+            if cl.concessive and old is not None and old[1].stance is not None and not old[2]:
+                continue  # "对量子力学特别好奇，虽然不太懂": the concession does not replace the main clause
+            current[m.key] = (m, d, past)
+        if past and d.stance is not None:
+            waiting = [*waiting, *(m for m in targets if m.in_catalog and m not in waiting)]
+        else:
+            waiting = []
     out: list[StanceMention] = []
     for m, d, past in sorted(current.values(), key=lambda x: x[0].start):
         if d.stance is None or (past and d.stance is not Stance.knows):
@@ -207,10 +223,12 @@ def split_clauses(
             cuts.add(m.start())
         bounds = sorted(c for c in cuts if not any(m.start < s_start + c < m.end for m in mentions))
         pieces = [(a, b) for a, b in zip(bounds, bounds[1:]) if sent[a:b].strip(" \t\n,.;:，。；：、")]
+        condition = False  # the clause before opened with "if"/如果: this one is its consequent
         for n, (a, b) in enumerate(pieces):
             piece = sent[a:b]
             # A question is the clause that ends in "?"/吗, or the last clause of a sentence that does.
             question = bool(_QUESTION_END.search(piece)) or (asks and n == len(pieces) - 1)
+            opens_if = bool(cs.hypothetical.search(piece))
             out.append(
                 Clause(
                     s_start + a,
@@ -219,9 +237,12 @@ def split_clauses(
                     bool(cs.past.search(piece)),
                     bool(cs.now.search(piece)),
                     s_start,
-                    bool(cs.hypothetical.search(piece)),
+                    opens_if or condition,
+                    bool(cs.concessive.search(piece)),
                 )
             )
+            # "如果以后去读研，可能要学一下R语言": the consequent of a condition is no stance either.
+            condition = opens_if and n == 0
     return out
 
 
@@ -231,18 +252,30 @@ def decide(
     """The clause's stance from its cues (None: no cue speaks for the user here) and whether its
     subject is someone other than the user (carried to the next clause of the sentence)."""
     text = src[cl.start : cl.end]
-    last_other, last_self = _subjects(cs, text, len(text))
+    # Words inside a name are no subject ("Crash Landing on You converted me", "He Got Game").
+    who = text
+    for mention in (m for m in inside if _name_like(m)):
+        a, b = mention.start - cl.start, mention.end - cl.start
+        who = who[:a] + "x" * (b - a) + who[b:]
+    last_other, last_self = _subjects(cs, who, len(who))
     other_here = last_other > last_self if max(last_other, last_self) >= 0 else other
     if cl.hypothetical:
         return Decision(None, cl.start, cl.end, CONF_NEGATED), other_here
     hits: list[tuple[int, int, int]] = []  # (start, end, class index), offsets in the clause
+    # "Is React hard to learn?" asks the other speaker; "what is recursion?", "why doesn't my loop stop?" show being lost.
+    asks_other = cl.question and bool(cs.neutral_question.search(text))
     for idx, cc in enumerate(cs.classes):
-        pattern = cc.pattern if not cl.question or cc.stance is Stance.confused else cc.question
+        pattern = cc.pattern if not cl.question or (cc.stance is Stance.confused and not asks_other) else cc.question
         # "is it good?" asks; "what is recursion?" shows being lost; "anything like Superbad?" names a taste
         if pattern is not None:
             for m in pattern.finditer(text):
                 if m.end() > m.start():
-                    hits.append((m.start(), m.end(), idx))
+                    # Alternation takes the first cue that matches here, not the longest ("not my" before
+                    # "not my vibe"); the class's cues are tried one by one only where the class matched.
+                    end = m.end()
+                    if pattern is cc.pattern:
+                        end = max([end, *(e for p in cc.parts if (x := p.match(text, m.start())) and (e := x.end()))])
+                    hits.append((m.start(), end, idx))
         if cc.before is not None:
             for mention in inside:
                 hit = cc.before.search(text, 0, mention.start - cl.start)
@@ -268,8 +301,8 @@ def decide(
     for start, end, idx in kept:
         cc = cs.classes[idx]
         a, b = cl.start + start, cl.start + end
-        o, s_ = _subjects(cs, text, start, text[start:end])
-        someone_else = o > s_ if max(o, s_) >= 0 else other
+        o, s_ = _subjects(cs, who, start, text[start:end])
+        someone_else = (o > s_ if max(o, s_) >= 0 else other) and not cs.self_.match(text, start)
         if someone_else:
             # Someone else's taste: no stance here, and no sentiment guess either.
             blocked = blocked or Decision(None, a, b, CONF_NEGATED)
@@ -279,6 +312,8 @@ def decide(
         lead = text[max(0, start - 24) : start]
         if cs.negators.search(lead):
             stance, conf = cc.negated, CONF_NEGATED
+            if cc.stance is Stance.interested and cs.not_yet.search(lead):
+                stance = None  # "haven't started learning it", 还没开始学: not yet, not a dislike
         if stance is None:
             blocked = blocked or Decision(None, a, b, CONF_NEGATED)
             continue
@@ -296,11 +331,21 @@ def _subjects(cs: CueSet, text: str, at: int, cue: str = "") -> tuple[int, int]:
     """End offsets of the last other-person and the last first-person subject word before `at`;
     "they" counts as another person unless the cue's subject is a thing ("they make sense")."""
     lead = text[:at]
-    other = max((m.end() for m in cs.others.finditer(lead)), default=-1)
+    # Searched in the whole clause: "you" before "explain"/"recommend" is asked to act, not a subject.
+    other = max(
+        (m.end() for m in cs.others.finditer(text) if m.end() <= at and _subject_position(cs, text, m.start())),
+        default=-1,
+    )
     if not cs.thing_subject.search(cue):
         other = max(other, max((m.end() for m in cs.others_or_things.finditer(lead)), default=-1))
     own = max((m.end() for m in cs.self_.finditer(lead)), default=-1)
     return other, own
+
+
+def _subject_position(cs: CueSet, text: str, at: int) -> bool:
+    """Can a person named at `at` be a subject? Not after a verb or preposition ("I can beat my dad",
+    "I told my friend"): only at the start or after a conjunction, a verb of saying or an auxiliary."""
+    return cs.subject_lead is None or bool(cs.subject_lead.search(text, 0, at))
 
 
 def _is_list_rest(src: str, cl: Clause, inside: list[ConceptMention]) -> bool:
