@@ -48,12 +48,13 @@ def attach_replies(
         _named(prior.concepts, "en") if prior is not None and prior.role == "assistant" else []
     )
     last_role = prior.role if prior is not None else None
+    given: dict[str, Stance] = {}  # what the user's replies said so far about the current targets
     for text, role, ex, reply in zip(texts, roles, extractions, replies, strict=True):
         if role != "user":
             named = _named(ex.concepts, ex.language)
             if named:
                 if last_role == "user" or not targets:
-                    targets, opinions = named, {}
+                    targets, opinions, given = named, {}, {}
                 else:
                     targets = _merge(targets, named)
                 said = analyse_turn(text, ex.language, [(0, len(text))], named).stances
@@ -71,8 +72,18 @@ def attach_replies(
             if agreed:
                 reply = ReplyStance(opinions[agreed[0].key].stance, 0, len(text), text, CONF_AGREE)
                 agreed = [m for m in agreed if opinions[m.key].stance is reply.stance]
+        if reply is not None and reply.stance is Stance.interested and targets and not agreed:
+            # "Not really a fan of that one. I like the first half hour but …", "Too old for my taste. I was
+            # hoping for something from the 80s": a liking after a dislike in one reply is about
+            # something else or a concession; the dislike is the verdict.
+            reply = _earlier_dislike(text, ex, reply)
         if reply is not None and targets:
             chosen = agreed or (targets[:1] if _SINGULAR.search(text) else targets[:MAX_TARGETS])
+            if reply.stance is Stance.interested and not _SINGULAR.search(text):
+                # A follow-up turn extends the reply, it does not take back its dislike ("… but I do not
+                # like much." — "I like his more out there funny ones.").
+                chosen = [m for m in chosen if given.get(m.key) is not Stance.dislikes]
+            given.update({m.key: reply.stance for m in chosen})
             added = [
                 StanceMention(
                     key=m.key,
@@ -92,6 +103,21 @@ def attach_replies(
         out.append(ex)
         last_role = role
     return out
+
+
+def _earlier_dislike(text: str, ex: TurnExtraction, reply: ReplyStance) -> ReplyStance:
+    """The newest dislike among the reply clauses before `reply` in its turn, else `reply`."""
+    head = text[: reply.start]
+    for _ in range(4):  # a reply holds a few clauses; bounded for very long turns
+        if not head.strip():
+            break
+        earlier = analyse_turn(head, ex.language, [(0, len(head))], [m for m in ex.concepts if m.end <= len(head)])
+        if earlier.reply is None:
+            break
+        if earlier.reply.stance is Stance.dislikes:
+            return earlier.reply
+        head = head[: earlier.reply.start]
+    return reply
 
 
 def _named(concepts: Sequence[ConceptMention], language: str) -> list[ConceptMention]:

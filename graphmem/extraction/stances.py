@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from graphmem.extraction import preference
 from graphmem.extraction.stance_cues import CueSet, cues
 from graphmem.models import ConceptMention, Stance, StanceMention
 
@@ -365,25 +366,37 @@ def _vader() -> Any:
     return SentimentIntensityAnalyzer()
 
 
-def _sentiment(src: str, cs: CueSet, cl: Clause, inside: list[ConceptMention]) -> Decision | None:
-    """VADER's polarity of the clause with the names masked (a title like "Bad Moms" is no opinion)
-    and politeness left out ("thanks", "lol" are no opinion of a concept either)."""
-    if cl.hypothetical:
-        return None
+def masked_clause(src: str, cl: Clause, inside: Sequence[ConceptMention]) -> str:
+    """The clause with the names masked as "it": a title like "Bad Moms" is no opinion."""
     parts, pos = [], cl.start
     for m in (x for x in inside if _name_like(x)):
         parts.append(src[pos : m.start])
         parts.append("it")
         pos = m.end
     parts.append(src[pos : cl.end])
-    masked = cs.sentiment_ignore.sub(" ", "".join(parts))
+    return "".join(parts)
+
+
+def _sentiment(src: str, cs: CueSet, cl: Clause, inside: list[ConceptMention]) -> Decision | None:
+    """The polarity of a clause no cue decides: the trained preference model (preference.py) over
+    the masked clause, with VADER's scores among its inputs. VADER reads the clause without
+    politeness ("thanks", "lol" are no opinion of a concept); the model reads it all and has
+    learnt what "ok" or "thanks" say. Disliking when the model says so (or VADER is clearly negative
+    and the model agrees enough); liking when VADER is clearly positive and the model does not veto
+    it ("not nearly as good")."""
+    if cl.hypothetical:
+        return None
+    masked = masked_clause(src, cl, inside)
+    polite = str(cs.sentiment_ignore.sub(" ", masked))
     if sum(ch.isalpha() for ch in masked) < 6:
         return None
-    score = _vader().polarity_scores(masked)["compound"]
-    if score >= VADER_THRESHOLD:
-        return Decision(Stance.interested, cl.start, cl.end, CONF_SENTIMENT)
-    if score <= -VADER_THRESHOLD:
+    scores = _vader().polarity_scores(polite)
+    pm = preference.model()
+    p = pm.probability(preference.features(masked, scores, reply=not inside))
+    if p >= pm.dislike_threshold or (scores["compound"] <= -VADER_THRESHOLD and p >= pm.negative_threshold):
         return Decision(Stance.dislikes, cl.start, cl.end, CONF_SENTIMENT)
+    if scores["compound"] >= VADER_THRESHOLD and p < pm.veto_threshold and sum(ch.isalpha() for ch in polite) >= 6:
+        return Decision(Stance.interested, cl.start, cl.end, CONF_SENTIMENT)
     return None
 
 

@@ -1,0 +1,238 @@
+"""Fits graphmem/extraction/data/preference_en.json from ReDial's TRAIN split (read at run time).
+
+Training data (derived, never stored): every clause of a seeker's turn that is about a movie the
+seeker gave a verdict on afterwards (liked 1 / disliked 0; "did not say" is left out). A clause is
+about a movie when it names it, when it follows a clause of the same turn that named it ("I saw
+X. It was too tedious."), or, in a turn that has named nothing of its own yet, when the recommender
+named it since the seeker last spoke (a reply: "sort of meh"). Clauses are cut and names masked
+exactly as stances.py does at inference (split_clauses, masked_clause); the label is the verdict.
+
+The model: scikit-learn's LogisticRegression over preference.features (words, word pairs, VADER's
+scores, structure), L2, lbfgs (deterministic); features seen in fewer than MIN_CHATS chats are
+dropped (no memorised titles or typos). C and the decision thresholds are chosen by 5-fold
+cross-validation grouped by chat, on the clauses the rule layer leaves undecided (the only ones
+the model is asked about), for dislike F1 with liking precision kept. Valid is never read here.
+
+    python -m eval.train_preference [--limit N] [--out PATH] [--check]
+
+``--check`` fits on the given chats and compares with the shipped file instead of writing it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from eval.common import REPO, shared_data_dir
+from eval.redial_data import Chat, load_chats
+from eval.redial_stance_eval import catalog_of, turns_of
+from graphmem.extraction import preference
+from graphmem.extraction.extractor import ConceptExtractor
+from graphmem.extraction.normalize import concept_key
+from graphmem.extraction.stance_cues import cues
+from graphmem.extraction.stances import _name_like, _vader, decide, masked_clause, split_clauses
+from graphmem.models import ConceptMention, ExtractorName
+
+OUT = REPO / "graphmem" / "extraction" / "data" / preference.MODEL_FILE
+MIN_CHATS = 3
+C_GRID = (0.03, 0.1, 0.3, 1.0)
+FOLDS = 5
+_SENTENCE = re.compile(r"[^.!?]+(?:[.!?]+|$)")
+
+
+@dataclass(frozen=True)
+class Example:
+    chat: str
+    text: str  # the masked clause
+    reply: bool
+    decided: bool  # a cue of the rule layer decides this clause (the model is not asked)
+    label: int  # 1 = the seeker disliked the movie, 0 = liked
+    feats: dict[str, float]
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in _SENTENCE.finditer(text) if m.group().strip()]
+
+
+def examples_of(chat: Chat, extractor: ConceptExtractor) -> list[Example]:
+    cs = cues("en")
+    verdict = {concept_key(v.title): v.liked for v in chat.verdicts if v.liked in (0, 1)}
+    turns = turns_of(chat)
+    exs = extractor.extract([t.text for t in turns], [t.role for t in turns])
+    out: list[Example] = []
+    replied: list[str] = []  # verdict movies the recommender named since the seeker last spoke
+    last_role = ""
+    for turn, ex in zip(turns, exs):
+        mentions = [m for m in ex.concepts if m.extractor is not ExtractorName.coreference]
+        if turn.role != "user":
+            named = [m.key for m in mentions if m.confidence >= 0.6 and m.key in verdict]
+            replied = named if last_role == "user" else [*replied, *named]
+            last_role = turn.role
+            continue
+        last_role = "user"
+        src = turn.text.replace("\u2019", "'").replace("\u2018", "'")
+        about: list[str] = []
+        own = False
+        for cl in split_clauses(src, cs, sentences(src), mentions):
+            inside: list[ConceptMention] = [m for m in mentions if m.start >= cl.start and m.end <= cl.end]
+            keys = [m.key for m in inside if m.key in verdict]
+            if keys:
+                about = keys
+            elif not own:
+                about = replied
+            own = own or any(_name_like(m) for m in inside)
+            if not about or cl.question:
+                continue
+            masked = masked_clause(src, cl, inside)
+            if sum(ch.isalpha() for ch in masked) < 6:
+                continue
+            d, other = decide(src, cs, cl, inside)
+            if other:
+                continue
+            scores = _vader().polarity_scores(cs.sentiment_ignore.sub(" ", masked))
+            feats = preference.features(masked, scores, reply=not inside)
+            for k in dict.fromkeys(about):
+                out.append(Example(chat.conversation_id, masked, not inside, d is not None, 1 - verdict[k], feats))
+        if own:
+            replied = []
+    return out
+
+
+def derive(chats: list[Chat]) -> list[Example]:
+    extractor = ConceptExtractor(catalog_of(chats))
+    return [e for c in chats for e in examples_of(c, extractor)]
+
+
+def _vocabulary(examples: list[Example]) -> set[str]:
+    chats: dict[str, set[str]] = defaultdict(set)
+    for e in examples:
+        for f in e.feats:
+            chats[f].add(e.chat)
+    return {f for f, c in chats.items() if len(c) >= MIN_CHATS or not f.startswith(("w:", "b:"))}
+
+
+def _fit(examples: list[Example], c: float) -> tuple[dict[str, float], float]:
+    from sklearn.feature_extraction import DictVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    vocab = _vocabulary(examples)
+    rows = [{f: v for f, v in e.feats.items() if f in vocab} for e in examples]
+    vec = DictVectorizer(sort=True)
+    x = vec.fit_transform(rows)
+    y = [e.label for e in examples]
+    clf = LogisticRegression(C=c, class_weight="balanced", solver="lbfgs", max_iter=2000)
+    clf.fit(x, y)
+    weights = {f: round(float(w), 5) for f, w in zip(vec.get_feature_names_out(), clf.coef_[0]) if abs(w) >= 1e-4}
+    return weights, round(float(clf.intercept_[0]), 5)
+
+
+def _folds(examples: list[Example]) -> list[int]:
+    chats = sorted({e.chat for e in examples}, key=lambda c: (int(c) * 2654435761) % 2**32)  # fixed shuffle
+    fold = {c: i % FOLDS for i, c in enumerate(chats)}
+    return [fold[e.chat] for e in examples]
+
+
+def cross_validated(examples: list[Example], c: float) -> list[float]:
+    """Out-of-fold P(disliked) per example (folds by chat)."""
+    folds = _folds(examples)
+    probs = [0.0] * len(examples)
+    for k in range(FOLDS):
+        train = [e for e, f in zip(examples, folds) if f != k]
+        weights, bias = _fit(train, c)
+        m = preference.PreferenceModel(weights, bias, 1.0, 1.0, 0.0, "cv")
+        for i, (e, f) in enumerate(zip(examples, folds)):
+            if f == k:
+                probs[i] = m.probability(e.feats)
+    return probs
+
+
+def choose(examples: list[Example], probs: list[float]) -> dict[str, float]:
+    """Thresholds on the undecided clauses: dislike F1 (precision >= 0.5), and the veto that keeps
+    VADER's positives whose P(disliked) is low."""
+    rows = [(p, e) for p, e in zip(probs, examples) if not e.decided]
+    pos = sum(e.label for _, e in rows)
+    best = (0.0, 1.0, 0.0, 0.0)
+    for t in [i / 100 for i in range(30, 100)]:
+        pred = [e.label for p, e in rows if p >= t]
+        tp = sum(pred)
+        if not pred or tp / len(pred) < 0.5:
+            continue
+        prec, rec = tp / len(pred), tp / max(pos, 1)
+        f1 = 2 * prec * rec / (prec + rec) if tp else 0.0
+        if f1 > best[0]:
+            best = (f1, t, prec, rec)
+    vader_pos = [(p, e) for p, e in rows if e.feats["v:positive"] and p < best[1]]
+    veto = best[1]
+    for t in sorted({round(p, 2) for p, _ in vader_pos}, reverse=True):
+        kept = [e.label for p, e in vader_pos if p < t]
+        cut = [e.label for p, e in vader_pos if p >= t]
+        # Cut while what is cut is mostly disliked-movie clauses.
+        if not cut or sum(cut) / len(cut) >= 0.5:
+            veto = t
+        else:
+            break
+        if not kept:
+            break
+    return {
+        "dislike_threshold": best[1],
+        "veto_threshold": veto,
+        "negative_threshold": 0.0,
+        "cv_dislike_f1": round(best[0], 4),
+        "cv_dislike_precision": round(best[2], 4),
+        "cv_dislike_recall": round(best[3], 4),
+    }
+
+
+def train(chats: list[Chat], verbose: bool = True) -> dict[str, Any]:
+    examples = derive(chats)
+    if verbose:
+        n_und = sum(1 for e in examples if not e.decided)
+        print(
+            f"[train-preference] {len(chats)} chats, {len(examples)} clauses ({sum(e.label for e in examples)}"
+            f" about disliked movies), {n_und} undecided by cues",
+            file=sys.stderr,
+        )
+    scored = []
+    for c in C_GRID:
+        probs = cross_validated(examples, c)
+        th = choose(examples, probs)
+        scored.append((th["cv_dislike_f1"], -c, c, th))
+        if verbose:
+            print(f"[train-preference] C={c}: {th}", file=sys.stderr)
+    _, _, c, th = max(scored)
+    weights, bias = _fit(examples, c)
+    return {
+        "version": "redial-train-lr-1",
+        "trained_on": f"ReDial train, {len(chats)} chats, {len(examples)} clauses",
+        "C": c,
+        "bias": bias,
+        **th,
+        "weights": dict(sorted(weights.items())),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--limit", type=int)
+    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--check", action="store_true", help="compare with the shipped model, write nothing")
+    args = ap.parse_args()
+    chats = load_chats(shared_data_dir(), "train")[: args.limit]
+    model = train(chats)
+    if args.check:
+        shipped = json.loads(OUT.read_text(encoding="utf-8"))
+        same = {k: model[k] == shipped.get(k) for k in ("bias", "dislike_threshold", "veto_threshold", "weights")}
+        print(json.dumps(same))
+        sys.exit(0 if all(same.values()) else 1)
+    args.out.write_text(json.dumps(model, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+    print(f"[train-preference] wrote {args.out} ({len(model['weights'])} weights, C={model['C']})", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
