@@ -214,3 +214,24 @@ def test_the_walk_skips_the_role_word_then_reads_the_name(nlp) -> None:  # type:
     doc = nlp("主演中谷美纪")
     got = [doc.text[c.start : c.end] for c in chinese_candidates(doc, pipelines.jieba_tags())]
     assert "中谷美纪" in got and not any(s.startswith("主演") for s in got)
+
+
+def test_noun_rule_keeps_a_title_of_the_form_x_zhi_y() -> None:
+    # 爱乐/nr 之/u 城/n: a name piece, 之, a one-character noun: one title, not 爱乐.
+    t = hand([("爱乐", "nr"), ("之", "u"), ("城", "n"), ("，", "x")])
+    assert step(t, noun_rule(t, 0)) == ([("爱乐之城", "compound")], 3)
+    # 奇特/nz 之/u 处/n: 之处 makes a phrase ("what is special"), the run stops before 之.
+    t = hand([("奇特", "nz"), ("之", "u"), ("处", "n")])
+    assert step(t, noun_rule(t, 0)) == ([("奇特", "nz")], 1)
+
+
+def test_a_common_noun_ending_a_title_of_the_batch_is_dropped(nlp) -> None:  # type: ignore[no-untyped-def]
+    # The batch names 疯狂原始人 (frame 看过 … 吗); 原始人/n alone later is that title cut short.
+    # 美国/ns is a proper name: kept even though a batch title could hold it.
+    docs = [nlp("你看过疯狂原始人吗？"), nlp("讲述的是原始人一家离开美国的故事")]
+    lex = ZhLexicon.build(docs, pipelines.jieba_tags())
+    assert "疯狂原始人" in lex.names
+    got = [docs[1].text[c.start : c.end] for c in chinese_candidates(docs[1], pipelines.jieba_tags(), lex)]
+    assert "原始人" not in got and "美国" in got
+    got = [docs[1].text[c.start : c.end] for c in chinese_candidates(docs[1], pipelines.jieba_tags())]
+    assert "原始人" in got  # without the batch's title it stays

@@ -46,6 +46,7 @@ from graphmem.extraction.zh.tokens import (
     PROPER_TAGS,
     RUN_TAGS,
     UNK_STOP_CHARS,
+    ZHI_PHRASE_HEADS,
     Tok,
     cjk_word,
     zh_tokens,
@@ -251,6 +252,16 @@ def _continues_run(tok: Tok) -> bool:
     return tok.tag in RUN_TAGS or tok.tag == "unk" and not UNK_STOP_CHARS.intersection(tok.word)
 
 
+def _title_of_form_x_zhi_y(toks: list[Tok], k: int) -> bool:
+    """爱乐|之|城: 之 at k between a name piece (proper or out of dictionary) and a one-character noun."""
+    if k + 1 >= len(toks) or toks[k - 1].ws != "" or toks[k].ws != "":
+        return False
+    before, after = toks[k - 1], toks[k + 1]
+    if len(after.word) != 1 or after.word in ZHI_PHRASE_HEADS or after.word in ROLE_ZH:
+        return False  # 开山鼻祖之地位, 奇特之处, 领军之人: a phrase, not a title
+    return (before.tag in PROPER_TAGS or before.tag == "unk") and after.tag in RUN_TAGS
+
+
 def noun_run_end(toks: list[Tok], i: int) -> int:
     """End (exclusive) of the run of nouns starting at i; a place or organisation suffix closes it
     even when generic alone (八达岭野生动物|世界)."""
@@ -264,6 +275,9 @@ def noun_run_end(toks: list[Tok], i: int) -> int:
             if len(kw) == 1 and nxt is not None and toks[k].ws == "" and cjk_word(nxt.word) and nxt.tag.startswith("n"):
                 return k
             return k + 1
+        if kw == "之" and _title_of_form_x_zhi_y(toks, k) and k + 1 - i < _MAX_RUN:
+            k += 2  # 爱乐|之|城: a title of the form X之Y is one name, not X
+            continue
         if not _continues_run(toks[k]):
             return k
         if k + 1 < n and toks[k + 1].word in NAME_DOTS:
@@ -351,8 +365,25 @@ def _drop_cuts_across_frames(t: ZhTurn, cands: list[Candidate]) -> list[Candidat
     return [c for c in cands if c.label == "frame" or not reaches_past_a_frame(c)]
 
 
+def _drop_pieces_of_batch_names(t: ZhTurn, cands: list[Candidate]) -> list[Candidate]:
+    """A single common-noun piece that ends a title the conversation names elsewhere is that title
+    cut short or its common word (原始人 of 疯狂原始人, 蜘蛛侠 of 超凡蜘蛛侠), not a name of its own.
+    Dotted foreign names are left alone: 凯奇 is how people call 尼古拉斯·凯奇."""
+    if t.lexicon is None or not t.lexicon.names:
+        return cands
+    titles = [x for x in t.lexicon.names if not NAME_DOTS.intersection(x)]
+
+    def piece_of_title(c: Candidate) -> bool:
+        if c.label != "n":  # a common-noun piece: proper names (美国, 张惠妹) stand on their own
+            return False
+        x = t.text[c.start : c.end]
+        return x not in t.lexicon.names and any(len(y) > len(x) and y.endswith(x) for y in titles)  # type: ignore[union-attr]
+
+    return [c for c in cands if not piece_of_title(c)]
+
+
 def chinese_candidates(doc: Doc, tags: dict[str, str], lexicon: ZhLexicon | None = None) -> list[Candidate]:
     t = ZhTurn.read(doc, tags, lexicon)
     out = [c for rule in SPAN_RULES for c in rule(t)]
     out += _walk(t)
-    return _drop_cuts_across_frames(t, out)
+    return _drop_pieces_of_batch_names(t, _drop_cuts_across_frames(t, out))

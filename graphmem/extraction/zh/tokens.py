@@ -38,6 +38,7 @@ NAME_SUFFIX = frozenset(_DATA["name_suffix"])
 PLACE_ENDINGS = NAME_SUFFIX | frozenset(_DATA["place_endings"])
 ENDING_LENGTHS = sorted({len(x) for x in PLACE_ENDINGS}, reverse=True)  # longest ending first
 NAME_DOTS = frozenset({"·", "•", "・", "‧"})
+ZHI_PHRASE_HEADS = frozenset(_DATA["zhi_phrase_heads"])  # 之处, 之际: X之Y is a phrase, not a title
 
 # jieba dictionary tags kept as concept heads (nouns, names, places, organisations, other proper
 # nouns, Latin words). "vn" (verbal nouns: 管理, 学习) only inside compounds.
