@@ -235,3 +235,12 @@ def test_a_common_noun_ending_a_title_of_the_batch_is_dropped(nlp) -> None:  # t
     assert "原始人" not in got and "美国" in got
     got = [docs[1].text[c.start : c.end] for c in chinese_candidates(docs[1], pipelines.jieba_tags())]
     assert "原始人" in got  # without the batch's title it stays
+
+
+def test_the_tail_of_a_longer_award_is_dropped(nlp) -> None:  # type: ignore[no-untyped-def]
+    # 获得/v 过/ug 第/m 12/x 届/d 奥斯卡金像奖/… 最佳/z 导演奖/…: 最佳 (jieba z, a modifier) is glued
+    # before 导演奖, so 导演奖 is the tail of the award, not an award; 奥斯卡金像奖 after 届 stays.
+    doc = nlp("他获得过第12届奥斯卡金像奖最佳导演奖。")
+    got = [doc.text[c.start : c.end] for c in chinese_candidates(doc, pipelines.jieba_tags())]
+    assert "导演奖" not in got
+    assert "奥斯卡金像奖" in got

@@ -382,8 +382,30 @@ def _drop_pieces_of_batch_names(t: ZhTurn, cands: list[Candidate]) -> list[Candi
     return [c for c in cands if not piece_of_title(c)]
 
 
+# Tags of a piece that, glued before a name ending in 奖, makes the name a cut of a longer award
+# (最佳|导演奖, 特殊|贡献奖, 新进|演员奖): modifiers and common words, not names or boundaries (届, 的).
+_AWARD_MODIFIER_TAGS = frozenset({"a", "ad", "an", "b", "z"})
+_AWARD_END = "奖"
+# Labels of candidates read off jieba's pieces (the noun rule labels single pieces by their tag).
+_SEGMENTER_LABELS = frozenset(RUN_TAGS | {"unk", "compound", "suffix"})
+
+
+def _drop_cut_awards(t: ZhTurn, cands: list[Candidate]) -> list[Candidate]:
+    """An award name read off jieba's pieces with a modifier glued before it is the tail of a longer
+    award (第12届奥斯卡金像奖最佳|导演奖): the tail alone (导演奖, 贡献奖) names a category, no award."""
+    before = {tok.end: tok for tok in t.toks}
+
+    def cut(c: Candidate) -> bool:
+        if c.label not in _SEGMENTER_LABELS or not t.text[c.start : c.end].endswith(_AWARD_END):
+            return False
+        prev = before.get(c.start)
+        return prev is not None and prev.ws == "" and cjk_word(prev.word) and prev.tag in _AWARD_MODIFIER_TAGS
+
+    return [c for c in cands if not cut(c)]
+
+
 def chinese_candidates(doc: Doc, tags: dict[str, str], lexicon: ZhLexicon | None = None) -> list[Candidate]:
     t = ZhTurn.read(doc, tags, lexicon)
     out = [c for rule in SPAN_RULES for c in rule(t)]
     out += _walk(t)
-    return _drop_pieces_of_batch_names(t, _drop_cuts_across_frames(t, out))
+    return _drop_cut_awards(t, _drop_pieces_of_batch_names(t, _drop_cuts_across_frames(t, out)))
