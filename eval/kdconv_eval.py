@@ -12,6 +12,7 @@ disambiguation suffix in (full-width) parentheses stripped.
   budgeting (ContextConfig.max_items_per_section), far above what a
   conversation yields. Also reported over the gold entities whose key occurs
   in the normalised conversation text ("present": the rest are never named).
+* per_domain: the two figures per KdConv domain (film, music, travel).
 * precision: concepts graphmem stored for the conversation (GraphMemory.graph
   nodes) whose key equals the key of a triple's name (stripped) or value, or
   of one item of a value split at 、，,;；/ — over all stored concepts.
@@ -66,6 +67,8 @@ def run(quick: bool = False, per_domain: int | None = None, verbose: bool = True
     mem = make_memory()
     found = total = present = found_present = stored = correct = 0
     misses: list[dict[str, Any]] = []
+    # Per domain: [gold, found, stored, correct] (travel recall is the issue-13 figure).
+    per: dict[str, list[int]] = {}
     try:
         with eval_tenant(mem, "kdconv") as tenant:
             for i, c in enumerate(convs):
@@ -80,6 +83,9 @@ def run(quick: bool = False, per_domain: int | None = None, verbose: bool = True
                 ctx = mem.context(tenant, user, scope="general", max_tokens=20000)
                 listed = {concept_key(n) for n in ctx.core_topics + ctx.related_concepts}
                 text = normalize("\n".join(c["turns"]))
+                dom = per.setdefault(c["id"].split("-")[0], [0, 0, 0, 0])
+                dom[0] += len(c["gold"])
+                dom[1] += len(c["gold"] & listed)
                 for g in c["gold"]:
                     total += 1
                     is_present = g in text
@@ -92,6 +98,8 @@ def run(quick: bool = False, per_domain: int | None = None, verbose: bool = True
                 nodes = mem.graph(tenant, user)["nodes"]
                 stored += len(nodes)
                 correct += sum(1 for n in nodes if n["key"] in c["triple"])
+                dom[2] += len(nodes)
+                dom[3] += sum(1 for n in nodes if n["key"] in c["triple"])
     finally:
         mem.close()
     out = {
@@ -102,6 +110,10 @@ def run(quick: bool = False, per_domain: int | None = None, verbose: bool = True
         "entity_recall_present": r4(found_present / present) if present else 0.0,
         "stored_concepts": stored,
         "precision": r4(correct / stored) if stored else 0.0,
+        "per_domain": {
+            d: {"entity_recall": r4(f / g) if g else 0.0, "precision": r4(k / n) if n else 0.0}
+            for d, (g, f, n, k) in per.items()
+        },
         "seconds": round(time.perf_counter() - started, 1),
     }
     if verbose:

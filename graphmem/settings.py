@@ -139,6 +139,8 @@ class Settings(BaseSettings):
     # mentioned specificity_repeat_mentions times; phrase modifiers at or above modifier_zipf are common.
     specificity_common_zipf: float = 4.7
     specificity_common_zipf_zh: float = 5.5
+    # Chinese dictionary common nouns (jieba n) at or above this Zipf stay out of blocks unless recurring.
+    specificity_common_noun_zipf_zh: float = 2.0
     specificity_modifier_zipf: float = 4.0
     specificity_repeat_mentions: int = Field(default=3, ge=1)
     # Scopes whose blocks hold only open-vocabulary concepts the user said themself (catalog concepts

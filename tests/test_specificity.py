@@ -179,3 +179,21 @@ def test_a_curriculum_neighbour_is_not_demoted_by_share() -> None:
     assert demoted(concepts, ["sqlalchemy"], CFG, df={"sqlalchemy": 90}, tenant_users=100, df_catalog=True) == {
         "sqlalchemy": "common_in_tenant"
     }
+
+
+def test_chinese_everyday_dictionary_nouns_said_in_passing() -> None:
+    # Hand-derived from jieba's dictionary tags and wordfreq: 作曲家 (n, Zipf 3.77), 食堂 (n, 3.95)
+    # are kinds of things; 周杰伦 (nr) is a name; 圆明园 (n) ends like a place; 神武门 (n, 2.06) too.
+    assert language_reason("作曲家", 1, CFG) == "common_noun_zh"
+    assert language_reason("食堂", 2, CFG) == "common_noun_zh"
+    assert language_reason("食堂", CFG.repeat_mentions, CFG) is None  # the conversation's topic
+    assert language_reason("周杰伦", 1, CFG) is None
+    assert language_reason("圆明园", 1, CFG) is None
+    assert language_reason("博物馆", 1, CFG) == "common_noun_zh"  # the ending alone is no place name
+
+
+def test_a_chinese_dictionary_noun_both_sides_name_stays() -> None:
+    said_by_user = ConceptNode(key="配音", name="配音", user_mentions=1)
+    both = ConceptNode(key="配音", name="配音", user_mentions=1, assistant_mentions=1)
+    assert node_reason(said_by_user, CFG) == "common_noun_zh"
+    assert node_reason(both, CFG) is None

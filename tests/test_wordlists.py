@@ -40,3 +40,25 @@ def test_title_evidence_file_has_both_languages() -> None:
         assert data[lang]["before"] and data[lang]["after"]
         for side in ("before", "after"):
             assert len(data[lang][side]) == len(set(data[lang][side])), (lang, side)
+
+
+def test_chinese_name_lists_have_no_duplicates() -> None:
+    # zh_names.yaml: character lists are strings (one entry per character), word lists are lists.
+    data = yaml_data("zh_names.yaml")
+    assert data
+    for name, value in data.items():
+        items = list(value)
+        assert items, name
+        dupes = sorted({x for x in items if items.count(x) > 1})
+        assert not dupes, f"zh_names.yaml {name} lists {dupes} more than once"
+        assert all(isinstance(x, str) and x == x.strip() and x for x in items), name
+    # An ending listed as a name suffix need not be listed again among the place endings.
+    assert not set(data["name_suffix"]) & set(data["place_endings"])
+
+
+def test_chinese_rules_read_the_data_file() -> None:
+    from graphmem.extraction.candidates import ROLE_ZH
+    from graphmem.extraction.zh import tokens
+
+    assert ROLE_ZH == frozenset(yaml_data("zh_names.yaml")["role_words"]) and "主演" in ROLE_ZH
+    assert "王" in tokens.SURNAMES and "美术馆" in tokens.PLACE_ENDINGS and "溶洞" in tokens.PLACE_ENDINGS

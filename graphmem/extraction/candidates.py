@@ -14,7 +14,7 @@ from spacy.lang.en.stop_words import STOP_WORDS
 
 from graphmem.extraction.lexical import fragment_reason, meta_reason
 from graphmem.models import ExtractorName
-from graphmem.wordlists import words
+from graphmem.wordlists import words, yaml_data
 
 CONF_NER = 0.7
 CONF_BOOK_TITLE = 0.8
@@ -30,10 +30,7 @@ GENERIC_EN = words("generic_en.txt")
 GENERIC_ZH = words("generic_zh.txt")
 # Role and attribute nouns of talk about works and people (主演 中谷美纪, 原唱 梁静茹): never
 # the start of a name, never a concept on their own.
-ROLE_ZH = frozenset(
-    """主演 导演 原唱 演唱 演唱者 演唱人 作词 作曲 编曲 编剧 制片 制片人 出品 代表作 代表作品 首歌 这首歌 男主角
-    女主角 主角 配角 男演员 女演员 演员 歌手 女歌手 男歌手 人 片长 奖项 大奖 歌词 曲子""".split()
-)
+ROLE_ZH = frozenset(yaml_data("zh_names.yaml")["role_words"])
 # Measurement units: "2 cm" is an answer, not a concept.
 _UNITS = frozenset("cm mm km m g kg mg ml l ft in yd mi lb lbs oz sec secs min mins hr hrs am pm sq cu deg".split())
 
