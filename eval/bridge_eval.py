@@ -13,7 +13,10 @@ Whose words count: both speakers'. Every turn of the window is ingested, the
 student's as the user's (mentions count fully) and the tutor's as the
 assistant's (mentions count at assistant_mention_fraction, 0.3 by default), as
 an agent would send them; stances are read from the student's turns only. The
-"topic in chat" ceiling below also looks at both speakers' turns.
+"topic in chat" ceiling below also looks at both speakers' turns; "topic in
+student turns" is the same test on the student's turns alone (how often the
+learner names the lesson topic themself), with Hit@3 over those chats too.
+Each result records this as "whose_words".
 
 Hit definition. The lesson topic loses its code prefix ("3.6D.", "A2.7D.")
 and a "(Review) - 1" style suffix; its content lemmas are the spaCy
@@ -127,6 +130,7 @@ def run(
     try:
         for variant in ("c_h+c_r", "c_h"):
             hits3 = rr = scored = skipped = turns = junk = no_core = answerable = hits3_present = 0
+            own = hits3_own = 0
             worst: list[dict[str, Any]] = []
             with eval_tenant(mem, "bridge") as tenant:
                 for i, chat in enumerate(chats):
@@ -151,10 +155,14 @@ def run(
                     chat_lemmas = set().union(*(lemmas_any(t) for _, t in conv))
                     present = bool(topic_lemmas & chat_lemmas)
                     answerable += present
+                    student = [t for who, t in conv if who == "student"]
+                    said = bool(student) and bool(topic_lemmas & set().union(*(lemmas_any(t) for t in student)))
+                    own += said
                     no_core += not core
                     rank = next((r + 1 for r, name in enumerate(core) if lemmas(name) & topic_lemmas), 0)
                     hits3 += 0 < rank <= 3
                     hits3_present += present and 0 < rank <= 3
+                    hits3_own += said and 0 < rank <= 3
                     rr += 1 / rank if rank else 0.0
                     if not rank and present and len(worst) < 400:
                         worst.append(
@@ -175,6 +183,9 @@ def run(
                 "junk_per_turn": r4(junk / turns) if turns else 0.0,
                 "topic_in_chat": r4(answerable / scored) if scored else 0.0,
                 "hit_at_3_when_topic_in_chat": r4(hits3_present / answerable) if answerable else 0.0,
+                "topic_in_student_turns": r4(own / scored) if scored else 0.0,
+                "hit_at_3_when_topic_in_student_turns": r4(hits3_own / own) if own else 0.0,
+                "whose_words": "student turns as the user's, tutor turns as the assistant's (both ingested)",
             }
             # Misses name lesson topics and extracted concepts from the data: printed, never saved.
             if verbose:

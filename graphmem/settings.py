@@ -143,6 +143,10 @@ class Settings(BaseSettings):
     specificity_common_noun_zipf_zh: float = 2.0
     specificity_modifier_zipf: float = 4.0
     specificity_repeat_mentions: int = Field(default=3, ge=1)
+    # In own-words scopes (below), a single open-vocabulary word the user said fewer than
+    # repeat_mentions times is small talk from this Zipf frequency on ("mood" 4.44, "snow" 4.66);
+    # what a recommender wants as one word is a catalog genre or title, or rarer ("zombies" 3.5).
+    specificity_own_words_zipf: float = 4.0
     # Scopes whose blocks hold only open-vocabulary concepts the user said themself (catalog concepts
     # the assistant suggested stay). Comma-separated; "recommendation,general" measured on KdConv dev:
     # labelled-item precision 0.529 -> 0.577, gold-entity recall 0.845 -> 0.818.

@@ -59,6 +59,7 @@ __all__ = [
     "meta_reason",
     "node_reason",
     "zh_language_reason",
+    "own_word_reason",
 ]
 
 
@@ -76,6 +77,7 @@ class SpecificityConfig:
     common_noun_zipf_zh: float = 2.0  # dictionary common nouns (jieba n) at or above: 作曲家 3.3, 食堂 3.95
     modifier_zipf: float = 4.0  # a phrase's modifiers at or above this are common ("summer" 5.23)
     repeat_mentions: int = 3  # a common word mentioned this often is a topic of the conversation
+    own_words_zipf_en: float = 4.0  # own-words scopes: a user's single word this common is small talk
     category_min_names: int = 2  # a word heading this many catalog names is the tenant's kind of thing
     df_max_share: float = 0.2  # share of the tenant's users above which a concept is not specific
     df_min_users: int = 20  # below this many users a share means nothing
@@ -88,6 +90,7 @@ class SpecificityConfig:
             common_noun_zipf_zh=settings.specificity_common_noun_zipf_zh,
             modifier_zipf=settings.specificity_modifier_zipf,
             repeat_mentions=settings.specificity_repeat_mentions,
+            own_words_zipf_en=settings.specificity_own_words_zipf,
             df_max_share=settings.specificity_df_max_share,
             df_min_users=settings.specificity_df_min_users,
         )
@@ -173,6 +176,17 @@ def node_reason(node: ConceptNode, config: SpecificityConfig, categories: frozen
     return "common_word_of_assistant" if reason == "common_word" and node.user_mentions == 0 else reason
 
 
+def own_word_reason(node: ConceptNode, config: SpecificityConfig) -> str | None:
+    """In an own-words (recommendation) block: a single common word the user said in passing
+    ("in a mood for", "I don't get snow", "is a riot") is small talk, not a preference; a preference
+    said in one word is a catalog genre or title, a rarer word ("zombies"), or said again."""
+    key = node.key
+    mentions = node.user_mentions + node.assistant_mentions
+    if LATIN_WORD.match(key) and mentions < config.repeat_mentions and zipf(key) >= config.own_words_zipf_en:
+        return "common_word"
+    return None
+
+
 def df_reason(users_with: int, tenant_users: int, config: SpecificityConfig) -> str | None:
     """Too common across the tenant's users to say anything about one of them."""
     if tenant_users < max(1, config.df_min_users):
@@ -200,7 +214,8 @@ def demoted(
     only the assistant named is judged (a title a recommender suggests to everyone).
     ``own_words_only`` (recommendation blocks): an open-vocabulary concept only the assistant said
     ("frat house", "toilet jokes" describing a film it suggests) is the assistant's, not a preference
-    of the user's; catalog concepts it suggested stay (what was recommended to this user).
+    of the user's; catalog concepts it suggested stay (what was recommended to this user); and a
+    single common word the user said in passing is small talk (``own_word_reason``).
     """
     out: dict[str, str] = {}
     for key in candidates:
@@ -208,8 +223,8 @@ def demoted(
         if node is None:
             continue
         reason = node_reason(node, config, categories)
-        if reason is None and own_words_only and not node.in_catalog and node.user_mentions == 0:
-            reason = "assistant_words"
+        if reason is None and own_words_only and not node.in_catalog:
+            reason = "assistant_words" if node.user_mentions == 0 else own_word_reason(node, config)
         assistant_only = node.user_mentions == 0 and node.assistant_mentions > 0
         if reason is None and df is not None and key in df and (df_catalog or not node.in_catalog or assistant_only):
             reason = df_reason(df[key], tenant_users, config)

@@ -264,3 +264,46 @@ def test_recommendation_blocks_keep_the_users_own_words(settings, store, tenant)
         assert "frat house" in gen or "adult humor" in gen, gen  # general scope: not restricted by default
     finally:
         drop_tenant(store, tenant)
+
+
+@pytest.mark.parametrize(
+    "text,absent,present",
+    [
+        # What a word problem counts, and who counts it, are not what the lesson is about.
+        ("Figure out how many glasses Ayako drank each day.", ["glasses", "Ayako"], []),
+        ("How many bags does Max have?", ["bags", "Max"], []),
+        ("Sarah has 12 pencils.", ["pencils", "Sarah"], []),
+        ("The answer is 86 feet.", ["feet"], []),
+        # Maths objects counted are the lesson; a number after a name is a title; a name stays a name.
+        ("We add 3 fractions with 5 digits.", [], ["fractions", "digits"]),
+        ("I loved Toy Story 3.", [], ["Toy Story"]),
+        ("How many Python courses did you take?", [], ["Python courses"]),
+        ("Add together all the glasses in the pictograph.", [], ["pictograph"]),
+    ],
+)
+def test_counted_things_of_an_exercise_are_no_concepts(text: str, absent: list[str], present: list[str]) -> None:
+    names = [c.name for c in ConceptExtractor().extract([text])[0].concepts]
+    assert not set(absent) & set(names), names
+    assert set(present) <= set(names), names
+
+
+@pytest.mark.neo4j
+def test_small_talk_and_typos_stay_out_of_a_recommendation_block(settings, store, tenant) -> None:
+    # Hand-written seeker turns in the manner of a movie chat: weather, mood and typos around a preference.
+    mem = GraphMemory(settings, store=store)
+    try:
+        mem.ingest(
+            tenant,
+            "u",
+            "s1",
+            [
+                TurnIn(turn_id="t1", role="user", text="I'm in a mood for something with zombies tonight."),
+                TurnIn(turn_id="t2", role="assistant", text="Have you seen Shaun of the Dead?"),
+                TurnIn(turn_id="t3", role="user", text="I heard good thigns about it, youtoo. No snow here."),
+            ],
+        )
+        names = {n.casefold() for n in _names(mem.context(tenant, "u", scope="recommendation", max_tokens=4000))}
+        assert "zombies" in names, names
+        assert not names & {"mood", "thigns", "youtoo", "snow"}, names
+    finally:
+        drop_tenant(store, tenant)

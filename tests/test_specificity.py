@@ -10,7 +10,14 @@ import pytest
 
 from graphmem.extraction.lexical import category_words, fragment_reason, meta_reason
 from graphmem.models import ConceptNode
-from graphmem.specificity import SpecificityConfig, demoted, df_reason, language_reason, node_reason
+from graphmem.specificity import (
+    SpecificityConfig,
+    demoted,
+    df_reason,
+    language_reason,
+    node_reason,
+    own_word_reason,
+)
 
 CFG = SpecificityConfig()
 
@@ -26,6 +33,9 @@ CFG = SpecificityConfig()
         ("a=b", "code_fragment"),
         ("WelI", "typo"),
         ("recomendashun", "not_a_word"),
+        ("thigns", "typo"),  # wordfreq knows the slip (Zipf 1.15): two letters swapped in "things"
+        ("youtoo", "typo"),  # "you too" typed together
+        ("goood", "typo"),  # a letter typed twice
     ],
 )
 def test_fragments(surface: str, reason: str) -> None:
@@ -48,6 +58,10 @@ def test_fragments(surface: str, reason: str) -> None:
         "Python基础",
         "don't",
         "numpy",
+        "pytorch",  # rare, but no slip of a common word
+        "scala",  # one substituted letter from "scale": substitutions are not tried
+        "addend",  # "add" + "end" are not common enough to be two words typed together
+        "pictograph",
     ],
 )
 def test_names_are_not_fragments(surface: str) -> None:
@@ -197,3 +211,19 @@ def test_a_chinese_dictionary_noun_both_sides_name_stays() -> None:
     both = ConceptNode(key="配音", name="配音", user_mentions=1, assistant_mentions=1)
     assert node_reason(said_by_user, CFG) == "common_noun_zh"
     assert node_reason(both, CFG) is None
+
+
+def test_a_single_common_word_in_passing_is_small_talk_in_own_words_scopes() -> None:
+    """Recommendation blocks: "in a mood for" (Zipf 4.44), "I don't get snow" (4.66) said once are small
+    talk; a rarer word ("zombies" 3.5), a phrase, a catalog genre or a word said again stays."""
+    mood = ConceptNode(key="mood", name="mood", user_mentions=1)
+    zombies = ConceptNode(key="zombie", name="zombies", user_mentions=1)
+    again = ConceptNode(key="snow", name="snow", user_mentions=CFG.repeat_mentions)
+    phrase = ConceptNode(key="christmas movie", name="christmas movies", user_mentions=1)
+    genre = ConceptNode(key="drama", name="drama", in_catalog=True, user_mentions=1)
+    assert own_word_reason(mood, CFG) == "common_word"
+    assert own_word_reason(zombies, CFG) is None and own_word_reason(again, CFG) is None
+    assert own_word_reason(phrase, CFG) is None
+    concepts = {n.key: n for n in (mood, zombies, again, phrase, genre)}
+    assert demoted(concepts, list(concepts), CFG, own_words_only=True) == {"mood": "common_word"}
+    assert demoted(concepts, list(concepts), CFG) == {}  # learning and general blocks: not judged so

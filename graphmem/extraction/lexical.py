@@ -85,6 +85,42 @@ def fragment_reason(surface: str) -> str | None:
             return "typo"
         if text == low and zipf(low) == 0.0 and zipf(singularize(low)) == 0.0:
             return "not_a_word"  # lower case and unknown to wordfreq: a typo or a cut word
+        if text == low and typo_of(low) is not None:
+            return "typo"
+    return None
+
+
+# A rare lower-case word one slip away from a common one is that word mistyped: wordfreq counts
+# frequent typos too ("thigns" 1.15, "youtoo" 1.15), so "unknown" alone misses them.
+TYPO_MAX_ZIPF = 2.5  # the typed word is this rare at most ("numpy" 1.91 and "pytorch" 1.26 are too,
+TYPO_MIN_LEN = 5  # ... but no slip of theirs is common); shorter words have too many neighbours
+TYPO_TARGET_ZIPF = 4.5  # the word it slipped from is this common ("things" 6.0, "just" 6.7)
+TYPO_SPLIT_ZIPF = 5.5  # two words typed together are each this common ("you" 7.3 + "too" 6.3; not "addend")
+
+
+@lru_cache(maxsize=16384)
+def typo_of(word: str) -> str | None:
+    """The common word(s) a rare lower-case ``word`` is a slip of, or None.
+
+    Only the cheap slips are tried (about 2 × len(word) look-ups): two neighbours swapped
+    ("thigns"), a letter typed twice ("goood"), a missing space ("youtoo"). Substituted or
+    inserted letters are not: they have too many neighbours, and technical names ("scala",
+    "redux") sit one substitution away from common words.
+    """
+    if len(word) < TYPO_MIN_LEN or not word.isalpha() or zipf(word) > TYPO_MAX_ZIPF:
+        return None
+    floor = max(TYPO_TARGET_ZIPF, zipf(word) + 2.0)
+    for i in range(len(word) - 1):
+        swapped = word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+        if swapped != word and zipf(swapped) >= floor:
+            return swapped
+    for i in range(1, len(word)):
+        if word[i] == word[i - 1] and zipf(word[:i] + word[i + 1 :]) >= floor:
+            return word[:i] + word[i + 1 :]
+    for i in range(2, len(word) - 1):
+        a, b = word[:i], word[i:]
+        if zipf(a) >= TYPO_SPLIT_ZIPF and zipf(b) >= TYPO_SPLIT_ZIPF:
+            return f"{a} {b}"
     return None
 
 

@@ -118,6 +118,22 @@ EN_PATTERNS: tuple[CuePattern, ...] = (
         ),
         before=_re(r"\bto\s+(?:understand|learn|study|master|grasp|tackle|do)\s+" + _DET + r"$"),
     ),
+    # "before (you learn) Y you need X", "to do Y, first learn X", "before Y, learn X first" (source X):
+    # the later concept is named first, after "before" or a purpose "to <learn>".
+    CuePattern(
+        P,
+        False,
+        _re(
+            r"^\s*,?\s*(?:(?:you|we|one|i)\s+)?(?:(?:will|'ll|would)\s+)?(?:first\s+)?(?P<cue>need|needs|must|have to|has to|should|ought to|learn|study|master|know|understand|review|get comfortable with|be comfortable with)\s+(?:to\s+)?(?:first\s+)?(?:(?:know|learn|understand|master|study|review|be comfortable with)\s+)?"
+            + _DET
+            + r"$"
+        ),
+        before=_re(
+            r"(?:^|[^\w])(?:before\s+(?:(?:you|we|one|i)\s+)?(?:can\s+)?(?:(?:really\s+)?(?:learn|study|understand|master|grasp|tackle|do|start|get to|move on to)(?:ing)?\s+)?|to\s+(?:really\s+)?(?:learn|study|understand|master|grasp|tackle|do)\s+)"
+            + _DET
+            + r"$"
+        ),
+    ),
     # Definitional and derivational cues of explanatory text: "Y is defined in terms of X",
     # "Y is a generalization / extension / special case / variant of X", "Y is a theorem
     # about X", "Y is an algorithm for (inference in) X", "Y can be fit using X",
@@ -387,6 +403,39 @@ def _topic(text: str, mentions: list[ConceptMention]) -> ConceptMention | None:
     return first if head in ("", "the", "a", "an", "in", "a(n)") else None
 
 
+MAX_CUE_WORDS = 2  # open-vocabulary mentions a cue may hold ("in terms of", "a generalization of")
+
+
+def _cue_pair(
+    patterns: tuple[CuePattern, ...],
+    text: str,
+    sent: list[ConceptMention],
+    i: int,
+    s_start: int,
+    s_end: int,
+) -> tuple[CuePattern | None, tuple[int, int] | None, int]:
+    """The first pattern joining ``sent[i]`` to a following mention, the cue and that mention's index.
+
+    The next mention is tried first; then one or two further on, when the mentions skipped are
+    open-vocabulary nouns of the cue itself: the noun chunker reads "terms" in "are defined in terms
+    of", "generalization" in "is a generalization of" and "theorem" in "is a theorem about" as
+    concepts, and the pair the cue joins is then not neighbouring. The pattern still has to match
+    the whole text between the pair, skipped words included, so a skipped word is a cue word.
+    """
+    a = sent[i]
+    for j in range(i + 1, min(len(sent), i + 2 + MAX_CUE_WORDS)):
+        if j > i + 1 and sent[j - 1].in_catalog:
+            break  # a catalog concept in between is a concept, not a cue word
+        b = sent[j]
+        if a.key == b.key:
+            continue
+        for pat in patterns:
+            cue = _find_cue(pat, text, a, b, s_start, s_end)
+            if cue is not None:
+                return pat, cue, j
+    return None, None, i + 1
+
+
 def extract_relations(
     text: str, language: str, sentences: list[tuple[int, int]], mentions: list[ConceptMention]
 ) -> list[RelationMention]:
@@ -402,16 +451,13 @@ def extract_relations(
         sent = [m for m in mentions if m.start >= s_start and m.end <= s_end]
         linked: set[frozenset[str]] = set()
         for i in range(len(sent) - 1):
-            a, b = sent[i], sent[i + 1]
-            if a.key == b.key:
-                continue
-            for pat in patterns:
-                cue = _find_cue(pat, text, a, b, s_start, s_end)
-                if cue is None:
-                    continue
+            a = sent[i]
+            pat, cue, j = _cue_pair(patterns, text, sent, i, s_start, s_end)
+            if pat is not None and cue is not None:
+                b = sent[j]
                 # The right-hand mention may be a coordinated list: "Django uses X and Y".
                 rights = [b]
-                k = i + 1
+                k = j
                 while k + 1 < len(sent) and _COORD.match(text[sent[k].end : sent[k + 1].start]):
                     rights.append(sent[k + 1])
                     k += 1
@@ -424,7 +470,6 @@ def extract_relations(
                         seen.add(sig)
                         out.append(_make(text, pat.type, src, tgt, cue, ExtractorName.pattern, CONF_PATTERN))
                     linked.add(frozenset((src.key, tgt.key)))
-                break
         # "X is … . It is a generalization of Y": a sentence opening with a pronoun is
         # about the turn's topic (the mention that opens the turn).
         topic = _topic(text, mentions)
