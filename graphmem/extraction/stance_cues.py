@@ -69,6 +69,10 @@ class CueSet:
     not_yet: re.Pattern[str]  # anchored at the end: "haven't"/没 before a wish is "not yet", no dislike
     concessive: re.Pattern[str]  # a clause opening "although"/虽然 yields to the main clause
     subject_lead: re.Pattern[str] | None  # what may stand before a subject (anchored at the end); None: anything
+    # Re-reading a clause only polarity decided (English): struggle words make a negative clause a struggle,
+    # experience words make a cue-less or positive one knowing. None: the language has no such list.
+    difficulty: re.Pattern[str] | None = None
+    competence: re.Pattern[str] | None = None
 
 
 def raw(language: str) -> dict[str, Any]:
@@ -158,6 +162,8 @@ def cues(language: str) -> CueSet:
         not_yet=ctx("not_yet", anchored=True, glued=False),
         concessive=ctx("concessive"),
         subject_lead=re.compile(data["subject_lead"] + r"\s*$", flags) if data.get("subject_lead") else None,
+        difficulty=re.compile(_words(data["difficulty"], en), flags) if data.get("difficulty") else None,
+        competence=re.compile(_words(data["competence"], en), flags) if data.get("competence") else None,
     )
 
 

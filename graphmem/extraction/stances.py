@@ -147,7 +147,7 @@ def analyse_turn(
                 cue_mentions.extend((m.start, m.end) for m in cued)
                 inside = [m for m in inside if m not in cued]
         if d is None and cs.language == "en" and not cl.question and not other and (inside or targets or not named):
-            d = _sentiment(src, cs, cl, inside)
+            d = _reread(_sentiment(src, cs, cl, inside), src, cs, cl)
         named = named or any(_name_like(m) for m in inside)
         if d is not None and d.stance is not None and not named:
             # The newest such clause is the reply ("那部我看过，挺无聊的": seen it, and it was boring).
@@ -398,6 +398,21 @@ def _sentiment(src: str, cs: CueSet, cl: Clause, inside: list[ConceptMention]) -
     if scores["compound"] >= VADER_THRESHOLD and p < pm.veto_threshold and sum(ch.isalpha() for ch in polite) >= 6:
         return Decision(Stance.interested, cl.start, cl.end, CONF_SENTIMENT)
     return None
+
+
+def _reread(d: Decision | None, src: str, cs: CueSet, cl: Clause) -> Decision | None:
+    """What a clause that no cue decided says about the learner, beyond its polarity: negative with words
+    of struggle ("still got half of it wrong", "keeps messing me up") is a struggle, not a dislike; words
+    of experience ("at my job", "since college", "in my sleep", "a breeze") are knowing, whether the
+    clause is positive or has no polarity at all. Past-only clauses keep their reading (dropped later)."""
+    text = src[cl.start : cl.end]
+    if d is not None and d.stance is Stance.dislikes and cs.difficulty is not None and cs.difficulty.search(text):
+        return Decision(Stance.confused, d.start, d.end, d.confidence)
+    if (d is None or d.stance is Stance.interested) and cs.competence is not None:
+        found = cs.competence.search(text)
+        if found and not (cl.past and not cl.now):
+            return Decision(Stance.knows, cl.start, cl.end, CONF_SENTIMENT)
+    return d
 
 
 __all__ = ["extract_stances", "analyse_turn", "split_clauses", "decide", "TurnStances", "ReplyStance", "Clause"]
