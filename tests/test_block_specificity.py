@@ -307,3 +307,37 @@ def test_small_talk_and_typos_stay_out_of_a_recommendation_block(settings, store
         assert not names & {"mood", "thigns", "youtoo", "snow"}, names
     finally:
         drop_tenant(store, tenant)
+
+
+@pytest.mark.neo4j
+def test_the_demo_blocks_read_like_notes_each_concept_once_in_the_users_language(settings, store, tenant) -> None:
+    """Every demo user (the three learners and sam, the recommendation user), with and without the
+    demo's focus, through the real pipeline: a concept is shown in one section only (a confused one
+    with its marker), and English users see no Chinese name."""
+    import re
+
+    from graphmem.demo import DEMO_DIR, DEMO_FOCUS, DEMO_SCOPE, demo_learners, demo_turn_batches
+    from graphmem.extraction.catalog_io import load_catalog
+
+    mem = GraphMemory(settings, store=store)
+    try:
+        mem.put_catalog(tenant, load_catalog(DEMO_DIR / "catalog.yaml"))
+        learners = demo_learners()
+        for learner in learners:
+            for sid, turns in demo_turn_batches(learner):
+                mem.ingest(tenant, learner["user_id"], sid, [TurnIn(**t) for t in turns])
+        assert {lr["user_id"] for lr in learners} >= {"emma", "sam", "xiaoming", "li_wei"}
+        for learner in learners:
+            user = learner["user_id"]
+            for focus in (DEMO_FOCUS.get(user), None):
+                ctx = mem.context(tenant, user, focus=focus, scope=DEMO_SCOPE.get(user, "learning"))
+                shown = [
+                    n
+                    for s in ("current_topic", "core_topics", "related_concepts", "knowledge_gaps", "avoid")
+                    for n in getattr(ctx, s, ())
+                ]
+                assert len(shown) == len(set(shown)), (user, focus, ctx.block)
+                if user in ("emma", "sam"):
+                    assert not any(re.search(r"[\u4e00-\u9fff]", n) for n in shown), (user, shown)
+    finally:
+        drop_tenant(store, tenant)

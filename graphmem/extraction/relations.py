@@ -102,7 +102,7 @@ EN_PATTERNS: tuple[CuePattern, ...] = (
         P,
         False,
         _re(
-            r"^\s*(?:really\s+|directly\s+|heavily\s+)?(?P<cue>builds?\s+(?:up\s+)?on|is\s+built\s+(?:up\s+)?on|are\s+built\s+(?:up\s+)?on|is\s+based\s+on|are\s+based\s+on|depends?\s+on\s+(?:knowing|understanding)|assumes?\s+(?:you\s+know\s+)?|presupposes)\s+"
+            r"^\s*(?:really\s+|directly\s+|heavily\s+)?(?P<cue>builds?\s+(?:up\s+)?on|is\s+built\s+(?:up\s+)?on|are\s+built\s+(?:up\s+)?on|is\s+(?:closely\s+)?based\s+on|are\s+(?:closely\s+)?based\s+on|depends?\s+on\s+(?:knowing|understanding)|assumes?\s+(?:you\s+know\s+)?|presupposes)\s+"
             + _DET
             + r"$"
         ),
@@ -151,7 +151,7 @@ EN_PATTERNS: tuple[CuePattern, ...] = (
         P,
         False,
         _re(
-            r"^\s*,?\s*(?:which\s+)?(?:is|are)\s+(?:(?:a|an|the|one)\s+)?(?:[\w-]+\s+){0,2}?(?P<cue>generali[sz]ations?|extensions?|special\s+cases?|variants?|versions?|elaborations?|refinements?|modifications?|theorems?|statements?|operations?|algorithms?|methods?|techniques?|procedures?|ways?)\s+(?:of|on|about|for|to)\s+(?:(?:[\w-]+ing|inference|learning|estimation|inference\s+and\s+learning)\s+(?:in|of|for|on)?\s*)?"
+            r"^\s*,?\s*(?:which\s+)?(?:is|are)\s+(?:(?:a|an|the|one)\s+)?(?:[\w-]+\s+){0,2}?(?P<cue>generali[sz]ations?|extensions?|special\s+cases?|limiting\s+cases?|variants?|versions?|elaborations?|refinements?|modifications?|theorems?|statements?|operations?|operators?|algorithms?|methods?|techniques?|procedures?|ways?|instances?|approximations?|analogues?|analogs?|formulations?|forms?|applications?)\s+(?:of|on|about|for|to)\s+(?:(?:[\w-]+ing|inference|learning|estimation|inference\s+and\s+learning)\s+(?:in|of|for|on)?\s*)?"
             + _DET
             + r"$"
         ),
@@ -160,7 +160,7 @@ EN_PATTERNS: tuple[CuePattern, ...] = (
         P,
         False,
         _re(
-            r"^\s*,?\s*(?:which\s+)?(?P<cue>generali[sz]es|generali[sz]e|extends|extend|refines|follows\s+(?:directly\s+)?from|follow\s+from|(?:is|are)\s+derived\s+from|(?:can|may)\s+be\s+derived\s+from|(?:is|are|can\s+be)\s+(?:fit|fitted|trained|learned|computed|solved|constructed|estimated|optimi[sz]ed|approximated)\s+(?:using|with|via|by))\s+(?:the\s+)?(?:(?:definition|closed-form\s+solution|properties)\s+(?:of|to)\s+)?(?:various\s+)?"
+            r"^\s*,?\s*(?:which\s+)?(?P<cue>generali[sz]es|generali[sz]e|extends|extend|refines|follows\s+(?:directly\s+)?from|follow\s+from|(?:is|are)\s+derived\s+from|(?:can|may)\s+be\s+derived\s+from|(?:is|are|can\s+be)\s+(?:fit|fitted|trained|learned|computed|solved|constructed|estimated|optimi[sz]ed|approximated|proved|proven)\s+(?:using|with|via|by|from|in\s+terms\s+of))\s+(?:the\s+)?(?:(?:definition|closed-form\s+solution|properties)\s+(?:of|to)\s+)?(?:various\s+)?"
             + _DET
             + r"$"
         ),

@@ -3,7 +3,7 @@ parser (trimmed of determiners and filler adjectives), and arithmetic operations
 
 from __future__ import annotations
 
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Token
 
 from graphmem.extraction.candidates import CONF_CHUNK, CONF_NER, CONF_PROPER, LATIN, NUMERIC, Candidate
 from graphmem.extraction.lexical import meta_reason
@@ -121,41 +121,38 @@ def operation_candidates(doc: Doc) -> list[Candidate]:
 _QUANTIFIERS = frozenset({"many", "much"})
 
 
-def counted_tokens(doc: Doc) -> frozenset[int]:
-    """Token indices of the counted things of an exercise and of who counts them.
-
-    A common noun counted by a numeral before it ("5 glasses", "24 feet") or asked "how many" of
-    ("how many bags", "how many total legos") is what a word problem counts or measures in, not
-    what it teaches; the proper noun that is the subject of the counting verb ("how many glasses
-    Ayako drank", "how many bags does Max have") is the problem's character. Maths objects stay
-    ("3 fractions", "how many digits": _MATH_OBJECTS are the lesson), and so does a number after
-    a name ("Toy Story 3").
-    """
-    out: set[int] = set()
-    if not doc.has_annotation("DEP"):
-        return frozenset()
-    for tok in doc:
-        if tok.pos_ != "NOUN" or tok.lower_ in _MATH_OBJECTS:
-            continue
-        counted = any(
-            (c.dep_ == "nummod" and c.like_num and c.i < tok.i)
+def is_counted(tok: Token) -> bool:
+    """A common noun counted by a numeral before it ("5 glasses", "24 feet") or asked "how many" of
+    ("how many bags", "how many total legos"): what a word problem counts or measures in, not what it
+    teaches. Maths objects stay ("3 fractions", "how many digits": _MATH_OBJECTS are the lesson), and
+    so does a number after a name ("Toy Story 3")."""
+    if tok.pos_ != "NOUN" or tok.lower_ in _MATH_OBJECTS:
+        return False
+    doc = tok.doc
+    for c in tok.children:
+        if c.i < tok.i and (
+            (c.like_num and c.dep_ == "nummod")
             or (c.lower_ in _QUANTIFIERS and c.i > 0 and doc[c.i - 1].lower_ == "how")
-            for c in tok.children
-        )
-        if not counted:
-            continue
-        out.add(tok.i)
-        verb = tok.head
-        if verb.dep_ == "aux":  # "how many apples did Sam buy": the parser hangs the noun on "did"
-            verb = verb.head
-        if tok.dep_ in ("dobj", "nsubj", "attr") and verb.pos_ in ("VERB", "AUX"):
-            out.update(c.i for c in verb.children if c.dep_ == "nsubj" and c.pos_ == "PROPN" and c.i != tok.i)
-    return frozenset(out)
+        ):
+            return True
+    return False
+
+
+def is_counting_subject(tok: Token) -> bool:
+    """The proper noun that is the subject of a counting verb ("how many glasses Ayako drank",
+    "how many bags does Max have", "Sarah has 12 pencils"): the problem's character."""
+    if tok.pos_ != "PROPN" or tok.dep_ != "nsubj":
+        return False
+    verb = tok.head
+    # "how many apples did Sam buy": the parser may hang the counted noun on the auxiliary.
+    heads = [verb, *(c for c in verb.children if c.dep_ == "aux")]
+    return any(
+        c.i != tok.i and c.dep_ in ("dobj", "nsubj", "attr") and is_counted(c) for h in heads for c in h.children
+    )
 
 
 def english_candidates(doc: Doc) -> list[Candidate]:
     out: list[Candidate] = []
-    counted = counted_tokens(doc)
     if doc.has_annotation("ENT_IOB"):
         for ent in doc.ents:
             if ent.label_ in NER_LABELS:
@@ -175,15 +172,18 @@ def english_candidates(doc: Doc) -> list[Candidate]:
                     lead += 1
                 if lead < part.end - 1 and meta_reason(concept_key(doc[lead : part.end].text)):
                     continue
-                if part.root.i in counted and not any(t.pos_ == "PROPN" for t in part if t.i != part.root.i):
-                    continue  # "5 glasses", "how many bags": what the exercise counts
+                root = part.root
+                if (is_counted(root) and not any(t.pos_ == "PROPN" for t in part if t.i != root.i)) or (
+                    len(part) == 1 and is_counting_subject(root)
+                ):
+                    continue  # "5 glasses", "how many bags does Max have": what the exercise counts, and who
                 proper = any(t.pos_ == "PROPN" for t in part)
                 out.append(Candidate(span[0], span[1], ExtractorName.noun_chunk, CONF_PROPER if proper else CONF_CHUNK))
     out.extend(operation_candidates(doc))
     # Proper nouns and technical-looking words the chunker missed (tagger errors on chat text).
     for tok in doc:
         if tok.pos_ == "PROPN" or _looks_technical(tok.text):
-            if tok.is_stop or tok.like_num or tok.i in counted:
+            if tok.is_stop or tok.like_num or is_counting_subject(tok):
                 continue
             out.append(Candidate(tok.idx, tok.idx + len(tok.text), ExtractorName.noun_chunk, CONF_PROPER))
     return out
