@@ -40,9 +40,11 @@ from graphmem.extraction.stances import _name_like, _vader, decide, masked_claus
 from graphmem.models import ConceptMention, ExtractorName
 
 OUT = REPO / "graphmem" / "extraction" / "data" / preference.MODEL_FILE
-MIN_CHATS = 3
+MIN_CHATS = 6
 C_GRID = (0.03, 0.1, 0.3, 1.0)
 FOLDS = 5
+BIGRAMS = True
+MIN_PRECISION = 0.5
 _SENTENCE = re.compile(r"[^.!?]+(?:[.!?]+|$)")
 
 
@@ -121,7 +123,7 @@ def _fit(examples: list[Example], c: float) -> tuple[dict[str, float], float]:
     from sklearn.feature_extraction import DictVectorizer
     from sklearn.linear_model import LogisticRegression
 
-    vocab = _vocabulary(examples)
+    vocab = {f for f in _vocabulary(examples) if BIGRAMS or not f.startswith("b:")}
     rows = [{f: v for f, v in e.feats.items() if f in vocab} for e in examples]
     vec = DictVectorizer(sort=True)
     x = vec.fit_transform(rows)
@@ -161,7 +163,7 @@ def choose(examples: list[Example], probs: list[float]) -> dict[str, float]:
     for t in [i / 100 for i in range(30, 100)]:
         pred = [e.label for p, e in rows if p >= t]
         tp = sum(pred)
-        if not pred or tp / len(pred) < 0.5:
+        if not pred or tp / len(pred) < MIN_PRECISION:
             continue
         prec, rec = tp / len(pred), tp / max(pos, 1)
         f1 = 2 * prec * rec / (prec + rec) if tp else 0.0

@@ -139,3 +139,74 @@ def test_stances_through_the_http_api(api, api_tenants, user_id) -> None:
         assert nodes["SQL基础"] == "knows"
         assert nodes["Flask"] == "interested"
         a.delete(f"/v1/users/{user_id}")
+
+
+# -- dislike phrasings and replies that mix a dislike with a concession (cases WRITTEN BY HAND) --------
+
+
+def test_a_liking_after_a_dislike_in_one_reply_does_not_take_it_back(ex: ConceptExtractor) -> None:
+    got = stances(
+        ex,
+        [
+            ("assistant", "Have you seen Spanglish?"),
+            ("user", "I'm not really a fan of that one. I like the first half hour but then it drags."),
+        ],
+    )
+    assert got[1].get("Spanglish") == "dislikes"
+    got = stances(
+        ex,
+        [
+            ("assistant", "How about Tenet?"),
+            ("user", "That's a bit too long for my taste. I was hoping for something older."),
+        ],
+    )
+    assert got[1].get("Tenet") == "dislikes"
+
+
+def test_a_follow_up_turn_extends_a_reply_without_reversing_it(ex: ConceptExtractor) -> None:
+    # Without a reference to the film the follow-up is a general taste, not a new verdict on it.
+    got = stances(
+        ex,
+        [
+            ("assistant", "How about Inception?"),
+            ("user", "I didn't like it much."),
+            ("user", "I like his funnier ones."),
+        ],
+    )
+    assert got[1] == {"Inception": "dislikes"} and "Inception" not in got[2]
+    # With one ("it"), the user changes their mind and the newest evidence wins.
+    got = stances(
+        ex,
+        [
+            ("assistant", "How about Inception?"),
+            ("user", "I didn't like it much at first."),
+            ("user", "But I loved it the second time."),
+        ],
+    )
+    assert got[1] == {"Inception": "dislikes"} and got[2] == {"Inception": "interested"}
+
+
+@pytest.mark.parametrize(
+    ("turns", "expected"),
+    [
+        ([("user", "Tenet was way too tedious.")], {"Tenet": "dislikes"}),
+        ([("user", "Didn't really care too much for Tenet.")], {"Tenet": "dislikes"}),
+        ([("user", "Arrival was not nearly as good.")], {"Arrival": "dislikes"}),
+        ([("assistant", "What about Paddington?"), ("user", "sort of meh")], {"Paddington": "dislikes"}),
+        ([("assistant", "What about Paddington?"), ("user", "I didn't like it so much")], {"Paddington": "dislikes"}),
+        ([("user", "Arrival was pretty good.")], {"Arrival": "interested"}),
+        ([("user", "Inception is a great movie!")], {"Inception": "interested"}),
+    ],
+)
+def test_natural_liking_and_disliking(ex: ConceptExtractor, turns: list[tuple[str, str]], expected: dict) -> None:
+    assert stances(ex, turns)[-1] == expected
+
+
+def test_plain_answers_get_no_stance(ex: ConceptExtractor) -> None:
+    # Tutoring answers: numbers and short corrections are no opinion of anything.
+    for question, answer in [
+        ("What is 3 times 4?", "12, I think."),
+        ("Can you simplify x+2x?", "no, it is 3x"),
+        ("What do you get for the first one?", "I got 5 for the first one"),
+    ]:
+        assert stances(ex, [("assistant", question), ("user", answer)])[1] == {}

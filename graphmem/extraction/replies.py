@@ -111,7 +111,9 @@ def _earlier_dislike(text: str, ex: TurnExtraction, reply: ReplyStance) -> Reply
     for _ in range(4):  # a reply holds a few clauses; bounded for very long turns
         if not head.strip():
             break
-        earlier = analyse_turn(head, ex.language, [(0, len(head))], [m for m in ex.concepts if m.end <= len(head)])
+        # Without the coreference mentions ("that one" -> the film): the reply is about those targets.
+        own = [m for m in ex.concepts if m.end <= len(head) and m.extractor is not ExtractorName.coreference]
+        earlier = analyse_turn(head, ex.language, [(0, len(head))], own)
         if earlier.reply is None:
             break
         if earlier.reply.stance is Stance.dislikes:

@@ -19,8 +19,9 @@ now they make sense", 现在已经会了) speaks about the mentions of the claus
 wins: the newest evidence in a turn is the current one, as across turns (ingest_refresh_interests
 keeps the newest stance, history stays). A stance from a clause marked as past ("used to", 以前, 曾经)
 that nothing later replaces is dropped, except knowing (以前学过X still means knows). A clause with a
-mention and no cue at all gets, in English, the polarity of VADER (vaderSentiment) over the clause
-with the names masked: clearly positive -> interested, clearly negative -> dislikes.
+mention and no cue at all gets, in English, the decision of the trained preference model
+(preference.py: ReDial-fitted weights over the masked clause and VADER's scores): dislikes when it
+says so, interested when VADER is clearly positive and the model does not veto it.
 
 A cue-bearing clause before any mention of the turn ("I didn't like it so much", 挺无聊的) is the
 turn's *reply stance*: replies.py gives it to what the other speaker just named.
