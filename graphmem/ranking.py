@@ -15,6 +15,7 @@ behave identically under either ranker.
 from __future__ import annotations
 
 import heapq
+import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,6 +26,8 @@ import numpy as np
 from graphmem.models import ConceptNode, RelationType, UserGraph
 from graphmem.settings import DEFAULT_EDGE_WEIGHTS, DEFAULT_STANCE_MULTIPLIERS
 from graphmem.vocabulary import Ranker
+
+log = logging.getLogger("graphmem.ranking")
 
 if TYPE_CHECKING:
     from graphmem.settings import Settings
@@ -519,5 +522,15 @@ def _power_iteration(
         x = nxt
         if err < n * config.pagerank_tol:
             break
+    else:
+        # networkx raises PowerIterationFailedConvergence here; a block from a nearly converged
+        # vector is still useful, so the request goes on and the log says so.
+        log.warning(
+            "pagerank did not converge in %d iterations (L1 change %.3g, tolerance %.3g) over %d concepts",
+            config.pagerank_max_iter,
+            err,
+            n * config.pagerank_tol,
+            n,
+        )
     x = x / x.sum()
     return x, inv_deg

@@ -157,3 +157,14 @@ def test_pagerank_total_is_reference_total(g: UserGraph) -> None:
     total = sum(ref.weight(k) for k in ref)
     assert sum(pr.weight(k) for k in pr) == pytest.approx(total, abs=1e-6)
     assert all(pr.weight(k) >= 0 for k in pr)
+
+
+def test_a_power_iteration_that_does_not_converge_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    g = worked_example()
+    with caplog.at_level("WARNING", logger="graphmem.ranking"):
+        rank_pagerank(g, RankingConfig(pagerank_max_iter=2))
+    assert any("did not converge in 2 iterations" in r.getMessage() for r in caplog.records)
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="graphmem.ranking"):
+        rank_pagerank(g, RankingConfig())
+    assert not caplog.records
