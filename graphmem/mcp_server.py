@@ -130,12 +130,12 @@ FocusArg = Annotated[
     ),
 ]
 ScopeArg = Annotated[
-    str,
+    str | None,
     arg_schema(
         ContextArgs,
         "scope",
         "'learning' (a tutor: topics, related concepts, knowledge gaps), 'recommendation' "
-        "(interests and dislikes) or 'general'. Default 'learning'.",
+        "(interests and dislikes) or 'general'. Default: the server's setting ('learning').",
     ),
 ]
 MaxTokensArg = Annotated[
@@ -147,7 +147,10 @@ MaxTokensArg = Annotated[
         "dropped first and the block says so.",
     ),
 ]
-FormatArg = Annotated[str, arg_schema(ContextArgs, "format", "'xml' (default), 'markdown' or 'json'.")]
+FormatArg = Annotated[
+    str | None,
+    arg_schema(ContextArgs, "format", "'xml', 'markdown' or 'json'. Default: the server's setting ('xml')."),
+]
 ConceptArg = Annotated[str, arg_schema(ConceptArgs, "concept")]
 
 
@@ -431,9 +434,9 @@ def build_server(backend: Backend) -> MCPServer:
         user_id: UserIdArg,
         ctx: Context,
         focus: FocusArg = None,
-        scope: ScopeArg = "learning",
+        scope: ScopeArg = None,
         max_tokens: MaxTokensArg = None,
-        format: FormatArg = "xml",
+        format: FormatArg = None,
     ) -> CallToolResult:
         def work(who: Any) -> CallToolResult:
             args = ContextArgs.model_validate(

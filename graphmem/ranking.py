@@ -15,6 +15,7 @@ behave identically under either ranker.
 from __future__ import annotations
 
 import heapq
+import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,6 +27,8 @@ import numpy as np
 from graphmem.models import ConceptNode, RelationType, UserGraph
 from graphmem.settings import DEFAULT_EDGE_WEIGHTS, DEFAULT_STANCE_MULTIPLIERS
 from graphmem.vocabulary import Ranker
+
+log = logging.getLogger("graphmem.ranking")
 
 if TYPE_CHECKING:
     from graphmem.settings import Settings
