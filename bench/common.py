@@ -118,10 +118,13 @@ class Server:
             self.proc.kill()
 
 
-def start_server(keys: dict[str, str], ready_timeout_s: float = 180.0, workers: int = 1) -> Server:
-    """keys: api key -> tenant. ``workers`` > 1 runs that many API processes (`graphmem serve --workers`)."""
+def start_server(
+    keys: dict[str, str], ready_timeout_s: float = 180.0, workers: int = 1, repo: Path = REPO
+) -> Server:
+    """keys: api key -> tenant. ``workers`` > 1 runs that many API processes (`graphmem serve --workers`).
+    ``repo``: the checkout whose code the API runs (another one for before/after runs)."""
     port = free_port()
-    env = {**os.environ, "GRAPHMEM_API_KEYS": ",".join(f"{k}:{t}" for k, t in keys.items()), "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "GRAPHMEM_API_KEYS": ",".join(f"{k}:{t}" for k, t in keys.items()), "PYTHONPATH": str(repo)}
     if workers > 1:
         cmd = [
             sys.executable,
@@ -145,7 +148,7 @@ def start_server(keys: dict[str, str], ready_timeout_s: float = 180.0, workers: 
         )
         cmd = [sys.executable, "-c", code]
     log = open(RESULTS / "server.log", "ab")
-    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=log)
+    proc = subprocess.Popen(cmd, cwd=repo, env=env, stdout=log, stderr=log)
     server = Server(proc, f"http://127.0.0.1:{port}")
     deadline = time.monotonic() + ready_timeout_s
     with httpx.Client(base_url=server.base_url, timeout=5) as client:

@@ -116,9 +116,9 @@ class Reranker:
                 cached = core.ranked_graphs.current(user, write.version, catalog_version)
                 base = cached.graph if cached is not None and not cached.unwritten else None
         if base is not None and write is not None:
-            graph = store.load_user_graph(user, base=base, refreshed=write.interests)
+            graph = store.load_user_graph(user, base=base, refreshed=write.interests, catalog_version=catalog_version)
         else:
-            graph = store.load_user_graph(user)
+            graph = store.load_user_graph(user, catalog_version=catalog_version)
         return graph, rank(graph, core.ranking_config), write if base is not None else None
 
     def _compacted_if_due(self, user: UserRef, graph: UserGraph, ranking: Ranking) -> bool:
