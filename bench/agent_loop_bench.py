@@ -138,7 +138,10 @@ def compare(args: argparse.Namespace, other: Path) -> dict[str, Any]:
                 def work(ix: int, base: str = base, name: str = name, r: int = r) -> list[float]:
                     with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=120) as c:
                         p = loop_pairs(
-                            c, random.Random(args.seed * 100 + ix + r), args.users, args.pairs_per_client,
+                            c,
+                            random.Random(args.seed * 100 + ix + r),
+                            args.users,
+                            args.pairs_per_client,
                             f"{run}{name}{r}c{ix}",
                         )
                     parts.append(p)
@@ -148,8 +151,10 @@ def compare(args: argparse.Namespace, other: Path) -> dict[str, Any]:
                 walls[name].append(len(parts) * args.pairs_per_client / wall)
                 for k in ("ingest", "context", "pair"):
                     samples[name]["c_" + k] += [x for p in parts for x in p[k]]
-            log(f"round {r + 1}: " + ", ".join(
-                f"{n} pair p50 {summary_ms(samples[n]['pair'])['p50_ms']} ms" for n in servers))
+            log(
+                f"round {r + 1}: "
+                + ", ".join(f"{n} pair p50 {summary_ms(samples[n]['pair'])['p50_ms']} ms" for n in servers)
+            )
     finally:
         for server in servers.values():
             server.stop()

@@ -118,9 +118,7 @@ class Server:
             self.proc.kill()
 
 
-def start_server(
-    keys: dict[str, str], ready_timeout_s: float = 180.0, workers: int = 1, repo: Path = REPO
-) -> Server:
+def start_server(keys: dict[str, str], ready_timeout_s: float = 180.0, workers: int = 1, repo: Path = REPO) -> Server:
     """keys: api key -> tenant. ``workers`` > 1 runs that many API processes (`graphmem serve --workers`).
     ``repo``: the checkout whose code the API runs (another one for before/after runs)."""
     port = free_port()

@@ -117,9 +117,11 @@ class RankedCache:
         """The pending write-back of the graph ranked at ``version_before`` landed as ``version_after``."""
         self._lru.update(
             (user.tenant, user.user_id),
-            lambda cached: cached
-            if cached is None or cached.version != version_before
-            else replace(cached, version=version_after, unwritten=()),
+            lambda cached: (
+                cached
+                if cached is None or cached.version != version_before
+                else replace(cached, version=version_after, unwritten=())
+            ),
         )
 
     def carry_over(

@@ -104,6 +104,7 @@ def _retry_reason(exc: BaseException, constraint_retry: bool) -> str | None:
         return "constraint"
     return None
 
+
 # A hook the tests use to make a write fail part-way, inside the transaction.
 FaultHook = Callable[[str], None]
 
@@ -372,6 +373,7 @@ class Neo4jStore:
         concurrent call that stored the same id first (the re-run sees it as a duplicate), or an orphan
         check that another writer's new link made stale.
         """
+
         def rerun_here(tx: ManagedTransaction) -> Any:
             # A deadlock or race raised inside the work leaves the driver as _Rerun: the driver would
             # re-run it after a back-off of 1 s and more (made for a server that went away), which cost a
@@ -738,7 +740,9 @@ class Neo4jStore:
 
         return self._read(work)
 
-    def _catalog_adjacency(self, tx: ManagedTransaction, tenant: str, known_version: int | None = None) -> _CatalogCache:
+    def _catalog_adjacency(
+        self, tx: ManagedTransaction, tenant: str, known_version: int | None = None
+    ) -> _CatalogCache:
         """The tenant's catalog relations by concept key, its whole dependency map and its concepts'
         facts, read and built once per catalog version (in `tx`). ``known_version``: the catalog version
         the caller just read (user_version); when it is the cached one, no round trip is made."""

@@ -172,7 +172,9 @@ def _nx_pagerank(g: UserGraph, cfg: RankingConfig) -> dict[str, float]:
         else:
             G.add_edge(p.source, p.target, weight=w)
     pers = {k: ref[k].initial for k in G}
-    return nx.pagerank(G, alpha=cfg.damping, personalization=pers, dangling=pers, weight="weight", tol=1e-12, max_iter=1000)
+    return nx.pagerank(
+        G, alpha=cfg.damping, personalization=pers, dangling=pers, weight="weight", tol=1e-12, max_iter=1000
+    )
 
 
 @settings(max_examples=40, deadline=None)

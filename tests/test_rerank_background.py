@@ -99,9 +99,7 @@ def test_the_end_state_equals_the_rerank_inside_the_request(settings: Settings, 
         finally:
             mem.close()
     # Turn times differ between the two runs (the server clock), so weights are compared to 1e-3.
-    shape = [
-        [{k: round(v, 3) if isinstance(v, float) else v for k, v in n.items()} for n in nodes] for nodes in graphs
-    ]
+    shape = [[{k: round(v, 3) if isinstance(v, float) else v for k, v in n.items()} for n in nodes] for nodes in graphs]
     assert shape[0] == shape[1]
 
 

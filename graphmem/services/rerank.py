@@ -23,7 +23,7 @@ from ..models import ConceptNode, Tier, UserGraph, utc_now
 from ..ranked_cache import RankedGraph
 from ..ranking import Ranking, rank
 from ..store import CompactionRecord, IngestWrite, UserRef, WeightRow
-from .core import Core
+from .core import Core, user_not_found
 
 log = logging.getLogger(__name__)
 
@@ -74,8 +74,12 @@ class Reranker:
             cached = core.ranked_graphs.peek(user)
             if cached is not None:
                 return cached
+            # Another write raced the compaction (its graph was dropped): rank what is stored now.
+            now_version, catalog_version = core.store.user_version(user)
+            if now_version is None:
+                raise user_not_found(user.user_id)
+            version = now_version
             graph, ranking, _ = self._load_and_rank(user, None, None)
-            version, catalog_version = core.store.user_version(user)
         tiers = assign_tiers(graph, ranking, core.compaction_config)
         rows = _weight_rows(graph, ranking, tiers)
         ranked = RankedGraph(version, catalog_version, _with_rows(graph, rows), ranking, tiers, unwritten=tuple(rows))
@@ -354,9 +358,7 @@ class BackgroundReranker:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self._cond:
-                if not self._pending and not any(
-                    lock.locked() for lock in self.core.locks_snapshot()
-                ):
+                if not self._pending and not any(lock.locked() for lock in self.core.locks_snapshot()):
                     return True
             time.sleep(0.005)
         return False
