@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 from graphmem.service import GraphMemory
@@ -98,6 +100,84 @@ def uncached_blocks(client: Any, users: list[str]) -> list[float]:
     return times
 
 
+def compare(args: argparse.Namespace, other: Path) -> dict[str, Any]:
+    """Before/after in one run: an API process on ``other``'s code and one on this checkout's, each on
+    its own port over the same Neo4j and tenant, measured in alternated passes (uncached blocks, the
+    sequential loop, then ``--clients`` clients), so the shared machine's drift hits both alike."""
+    import httpx
+
+    key = f"bench-loop-{uuid.uuid4().hex[:8]}"
+    servers = {"before": start_server({key: args.tenant}, repo=other), "after": start_server({key: args.tenant})}
+    samples: dict[str, dict[str, list[float]]] = {
+        name: {"uncached": [], "ingest": [], "context": [], "pair": [], "c_ingest": [], "c_context": [], "c_pair": []}
+        for name in servers
+    }
+    walls: dict[str, list[float]] = {name: [] for name in servers}
+    rnd = random.Random(args.seed)
+    cold = rnd.sample(range(args.users), min(args.users, args.rounds * 2 * args.uncached))
+    run = uuid.uuid4().hex[:6]
+    load: list[tuple[float, float, float]] = []
+    try:
+        for name, server in servers.items():  # warm-up: spaCy, the driver's pools, the catalog caches
+            with httpx.Client(base_url=server.base_url, headers={"Authorization": f"Bearer {key}"}, timeout=120) as c:
+                loop_pairs(c, random.Random(1), args.users, 10, f"{run}{name}w")
+        for r in range(args.rounds):
+            order = list(servers) if r % 2 == 0 else list(servers)[::-1]
+            for j, name in enumerate(order):
+                load.append(os.getloadavg())
+                base = servers[name].base_url
+                with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=120) as c:
+                    start = (r * 2 + j) * args.uncached
+                    users = [f"learner-{i:06d}" for i in cold[start : start + args.uncached]]
+                    samples[name]["uncached"] += uncached_blocks(c, users)
+                    part = loop_pairs(c, random.Random(args.seed + r), args.users, args.pairs, f"{run}{name}{r}")
+                for k in ("ingest", "context", "pair"):
+                    samples[name][k] += part[k]
+                parts: list[dict[str, list[float]]] = []
+
+                def work(ix: int, base: str = base, name: str = name, r: int = r) -> list[float]:
+                    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=120) as c:
+                        p = loop_pairs(
+                            c,
+                            random.Random(args.seed * 100 + ix + r),
+                            args.users,
+                            args.pairs_per_client,
+                            f"{run}{name}{r}c{ix}",
+                        )
+                    parts.append(p)
+                    return p["pair"]
+
+                _, wall = run_clients(args.clients, work)
+                walls[name].append(len(parts) * args.pairs_per_client / wall)
+                for k in ("ingest", "context", "pair"):
+                    samples[name]["c_" + k] += [x for p in parts for x in p[k]]
+            log(
+                f"round {r + 1}: "
+                + ", ".join(f"{n} pair p50 {summary_ms(samples[n]['pair'])['p50_ms']} ms" for n in servers)
+            )
+    finally:
+        for server in servers.values():
+            server.stop()
+    return {
+        "before_code": str(other),
+        "after_code": str(RESULTS.parent.parent),
+        "rounds": args.rounds,
+        "load_average_during": [round(sum(x[0] for x in load) / len(load), 1), round(max(x[0] for x in load), 1)],
+        **{
+            name: {
+                "uncached_block": summary_ms(s["uncached"]),
+                "sequential": {k: summary_ms(s[k]) for k in ("ingest", "context", "pair")},
+                "concurrent": {
+                    "clients": args.clients,
+                    **{k: summary_ms(s["c_" + k]) for k in ("ingest", "context", "pair")},
+                    "pairs_per_s_median": round(sorted(walls[name])[len(walls[name]) // 2], 1),
+                },
+            }
+            for name, s in samples.items()
+        },
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="graphmem agent-loop benchmark")
     ap.add_argument("--users", type=int, default=2000)
@@ -108,6 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--key", default=None)
     ap.add_argument("--tenant", default="bench-agent-loop")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--compare-with", type=Path, default=None, help="another checkout: before/after, alternated")
+    ap.add_argument("--rounds", type=int, default=4, help="alternated rounds with --compare-with")
+    ap.add_argument("--uncached", type=int, default=40, help="uncached blocks per round and API (--compare-with)")
     args = ap.parse_args(argv)
     assert args.tenant.startswith("bench-")
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -118,6 +201,11 @@ def main(argv: list[str] | None = None) -> int:
         setup = ensure_tenant(mem, args.tenant, args.users)
     finally:
         mem.close()
+    if args.compare_with is not None:
+        out = {"machine": machine(), "setup": setup, "users": args.users, **compare(args, args.compare_with)}
+        (RESULTS / "agent_loop_compare.json").write_text(json.dumps(out, indent=2))
+        log(json.dumps({k: out[k] for k in ("before", "after")}, indent=1))
+        return 0
     key = args.key or f"bench-loop-{uuid.uuid4().hex[:8]}"
     server = None
     if args.api is None:

@@ -21,12 +21,12 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from graphmem.compaction import CompactionConfig, plan_compaction
-from graphmem.context import ContextConfig, select_context
-from graphmem.models import ConceptEdge, ConceptNode, RelationType, Stance, UserGraph
 import networkx as nx
 import numpy as np
 
+from graphmem.compaction import CompactionConfig, plan_compaction
+from graphmem.context import ContextConfig, select_context
+from graphmem.models import ConceptEdge, ConceptNode, RelationType, Stance, UserGraph
 from graphmem.ranking import RankingConfig, TypedPair, _power_iteration, _weights, rank, typed_pairs
 from graphmem.render import render_block
 from graphmem.tokens import TokenCounter

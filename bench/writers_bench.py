@@ -28,12 +28,11 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file from another checkout: that checkout's code is measured
     sys.path.insert(0, os.getcwd())
 
+from bench import fixtures, generator
+from bench.common import log, machine
 from graphmem import store as store_module
 from graphmem.service import GraphMemory
 from graphmem.store import StoredTurn, UserRef
-
-from bench import fixtures, generator
-from bench.common import log, machine
 
 # This file's results folder, whichever checkout's code is measured.
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -68,8 +67,12 @@ def run_layout(mem: GraphMemory, refs: list[UserRef], work: list[list[list[Store
     with ThreadPoolExecutor(len(refs)) as pool:
         written = sum(pool.map(writer, range(len(refs))))
     wall = time.perf_counter() - t0
-    return {"turns": written, "seconds": round(wall, 3), "turns_per_s": round(written / wall, 1),
-            "retries": _retries() - before}
+    return {
+        "turns": written,
+        "seconds": round(wall, 3),
+        "turns_per_s": round(written / wall, 1),
+        "retries": _retries() - before,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,7 +98,9 @@ def main(argv: list[str] | None = None) -> int:
             layouts = [("one_tenant", True), ("spread", False)]
             for name, one in layouts if r % 2 == 0 else layouts[::-1]:
                 refs = [UserRef(shared if one else spread[i], f"w-{run}-{name}-{i}") for i in range(args.writers)]
-                work = [prepared_calls(mem, refs[i].user_id, 500 + i, args.calls, args.turns) for i in range(args.writers)]
+                work = [
+                    prepared_calls(mem, refs[i].user_id, 500 + i, args.calls, args.turns) for i in range(args.writers)
+                ]
                 row[name] = run_layout(mem, refs, work)
             row["ratio"] = round(row["one_tenant"]["turns_per_s"] / row["spread"]["turns_per_s"], 3)
             log(f"round {r + 1}: {row}")

@@ -44,6 +44,7 @@ class GraphStore(Protocol):
         *,
         base: UserGraph | None = None,
         refreshed: Sequence[dict[str, Any]] = (),
+        catalog_version: int | None = None,
     ) -> UserGraph: ...
     def write_weights(
         self, user: UserRef, rows: Sequence[WeightRow], compaction: CompactionRecord | None = None

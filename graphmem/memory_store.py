@@ -354,6 +354,7 @@ class InMemoryStore:
         now: datetime | None = None,
         base: UserGraph | None = None,
         refreshed: Sequence[dict[str, Any]] = (),
+        catalog_version: int | None = None,  # Neo4jStore skips a round trip with it; nothing to skip here
     ) -> UserGraph:
         depth = self.settings.subgraph_depth if depth is None else depth
         extra = [k for k in extra_keys if k]

@@ -180,6 +180,16 @@ class CompactionRecord:
 
 
 @dataclass(frozen=True)
+class _CatalogCache:
+    """A tenant's catalog at one version, as every user's graph load needs it."""
+
+    version: int
+    adj: dict[str, list[tuple[Any, ConceptEdge]]]
+    deps: dict[str, tuple[str, ...]]
+    facts: dict[str, ConceptNode]  # catalog concepts by key (key, name, type, critical)
+
+
+@dataclass(frozen=True)
 class CatalogRows:
     catalog_json: str
     concepts: list[dict[str, Any]]
@@ -283,11 +293,9 @@ class Neo4jStore:
         self.settings = settings
         self.cypher: CypherLibrary = load_library(settings.cypher_dir)
         self.database = settings.neo4j_database
-        # tenant -> (catalog version, catalog relations by concept key, catalog dependency map);
+        # tenant -> the catalog's relations, dependency map and concept facts at one catalog version;
         # see _catalog_adjacency.
-        self._catalog_edges: dict[
-            str, tuple[int, dict[str, list[tuple[Any, ConceptEdge]]], dict[str, tuple[str, ...]]]
-        ] = {}
+        self._catalog_edges: dict[str, _CatalogCache] = {}
         # Set when a call (or ping) found Neo4j unreachable, cleared by the next one that reaches it. While
         # set, a call makes one attempt without the driver's retries (max_transaction_retry_time with
         # back-off: 3-7 s per call before its 503), so clients get their 503 at once while Neo4j is gone.
@@ -694,6 +702,7 @@ class Neo4jStore:
         now: datetime | None = None,
         base: UserGraph | None = None,
         refreshed: Sequence[dict[str, Any]] = (),
+        catalog_version: int | None = None,
     ) -> UserGraph:
         """The user's interests plus visible relations up to `depth` hops around them.
 
@@ -725,10 +734,16 @@ class Neo4jStore:
             # Visible relations: the tenant's catalog (cached per catalog version) and the user's own,
             # both by index seek. Expanding the user's concepts in Neo4j also walked every other user's
             # relations on the shared concept nodes (~30-50 ms per hop in a busy tenant).
-            catalog_adj, catalog_deps = self._catalog_adjacency(tx, user.tenant)
+            catalog = self._catalog_adjacency(tx, user.tenant, catalog_version)
+            catalog_deps = catalog.deps
             own_adj = adjacency(self._run_flat(tx, "edges_by_owner", edge_owner=user.owner, **user.params()))
-            edges = walk(seeds, (catalog_adj, own_adj), depth)
+            edges = walk(seeds, (catalog.adj, own_adj), depth)
             missing = missing_endpoints(edges, extra, concepts)
+            # Catalog neighbours the user never named come from the per-version cache; only others
+            # (rare: the user's own concepts are interests already) are read.
+            for k in [k for k in missing if k in catalog.facts]:
+                concepts[k] = catalog.facts[k]
+                missing.discard(k)
             if missing:
                 for r in self._run_flat(tx, "user_concepts_by_key", keys=sorted(missing), **user.params()):
                     concepts[r["key"]] = ConceptNode(
@@ -757,22 +772,30 @@ class Neo4jStore:
         return self._read(work)
 
     def _catalog_adjacency(
-        self,
-        tx: ManagedTransaction,
-        tenant: str,
-    ) -> tuple[dict[str, list[tuple[Any, ConceptEdge]]], dict[str, tuple[str, ...]]]:
-        """The tenant's catalog relations by concept key and its whole dependency map, read and built
-        once per catalog version (in `tx`)."""
-        version = int(self._run(tx, "catalog_version", tenant=tenant)[0]["catalog_version"])
+        self, tx: ManagedTransaction, tenant: str, known_version: int | None = None
+    ) -> _CatalogCache:
+        """The tenant's catalog relations by concept key, its whole dependency map and its concepts'
+        facts, read and built once per catalog version (in `tx`). ``known_version``: the catalog version
+        the caller just read (user_version); when it is the cached one, no round trip is made."""
         cached = self._catalog_edges.get(tenant)
-        if cached is not None and cached[0] == version:
-            return cached[1], cached[2]
+        if cached is not None and known_version is not None and cached.version == known_version:
+            return cached
+        version = int(self._run(tx, "catalog_version", tenant=tenant)[0]["catalog_version"])
+        if cached is not None and cached.version == version:
+            return cached
         adj = adjacency(self._run_flat(tx, "edges_by_owner", tenant=tenant, edge_owner="catalog"))
         deps = catalog_dependency_map(e for items in adj.values() for _, e in items)
-        self._catalog_edges[tenant] = (version, adj, deps)
+        facts = {
+            r["key"]: ConceptNode(
+                key=r["key"], name=r["name"], type=r["type"], in_catalog=True, critical=bool(r["critical"])
+            )
+            for r in self._run_flat(tx, "catalog_concepts", tenant=tenant)
+        }
+        entry = _CatalogCache(version, adj, deps, facts)
+        self._catalog_edges[tenant] = entry
         while len(self._catalog_edges) > 64:
             self._catalog_edges.pop(next(iter(self._catalog_edges)))
-        return adj, deps
+        return entry
 
     # -- weights, tiers, compaction ---------------------------------------------
 

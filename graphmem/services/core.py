@@ -150,7 +150,7 @@ class Core:
                 if cached is not None:
                     return cached
                 return self.reranker.rank_for_read(user, version, catalog_version, pending.write)
-        graph = self.store.load_user_graph(user)
+        graph = self.store.load_user_graph(user, catalog_version=catalog_version)
         ranking = rank(graph, self.ranking_config)
         ranked = RankedGraph(
             version, catalog_version, graph, ranking, assign_tiers(graph, ranking, self.compaction_config)

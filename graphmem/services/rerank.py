@@ -23,7 +23,7 @@ from ..models import ConceptNode, Tier, UserGraph, utc_now
 from ..ranked_cache import RankedGraph
 from ..ranking import Ranking, rank
 from ..store import CompactionRecord, IngestWrite, UserRef, WeightRow
-from .core import Core
+from .core import Core, user_not_found
 
 log = logging.getLogger(__name__)
 
@@ -74,8 +74,12 @@ class Reranker:
             cached = core.ranked_graphs.peek(user)
             if cached is not None:
                 return cached
+            # Another write raced the compaction (its graph was dropped): rank what is stored now.
+            now_version, catalog_version = core.store.user_version(user)
+            if now_version is None:
+                raise user_not_found(user.user_id)
+            version = now_version
             graph, ranking, _ = self._load_and_rank(user, None, None)
-            version, catalog_version = core.store.user_version(user)
         tiers = assign_tiers(graph, ranking, core.compaction_config)
         rows = _weight_rows(graph, ranking, tiers)
         ranked = RankedGraph(version, catalog_version, _with_rows(graph, rows), ranking, tiers, unwritten=tuple(rows))
@@ -116,9 +120,9 @@ class Reranker:
                 cached = core.ranked_graphs.current(user, write.version, catalog_version)
                 base = cached.graph if cached is not None and not cached.unwritten else None
         if base is not None and write is not None:
-            graph = store.load_user_graph(user, base=base, refreshed=write.interests)
+            graph = store.load_user_graph(user, base=base, refreshed=write.interests, catalog_version=catalog_version)
         else:
-            graph = store.load_user_graph(user)
+            graph = store.load_user_graph(user, catalog_version=catalog_version)
         return graph, rank(graph, core.ranking_config), write if base is not None else None
 
     def _compacted_if_due(self, user: UserRef, graph: UserGraph, ranking: Ranking) -> bool:
