@@ -257,3 +257,15 @@ def test_the_book_sends_each_users_last_token_and_a_tenant_write_supersedes_them
     assert book.get("ana") == "tok-ana-3" and book.get("bob") == "tok-catalog"
     # Writes carry no token (they run on the leader, which has every commit).
     assert book.attach(build("compact", user_id="ana")).params is None
+
+
+def test_the_mcp_api_backend_keeps_one_book_per_key_across_calls() -> None:
+    from graphmem.mcp_server import ApiBackend
+
+    backend = ApiBackend("http://127.0.0.1:9", None, http=True)
+    try:
+        # Each MCP call makes its own client: the book must outlive them, or the token is lost between calls.
+        assert backend.client("k1").tokens is backend.client("k1").tokens
+        assert backend.client("k1").tokens is not backend.client("k2").tokens
+    finally:
+        backend.close()
