@@ -31,6 +31,7 @@ from graphmem.settings import Settings
 from graphmem.store import UserRef
 
 from . import fixtures, generator
+from .agent_loop_bench import _turn_text
 from .common import RESULTS, log, machine, run_clients, start_server, summary_ms
 
 OUT = RESULTS / "cluster_sizing.json"
@@ -150,6 +151,27 @@ def rps(profile: str, n_users: int, n_clients: int, seconds: float, neo4j_pid: i
         before = cpu()
         warm_lat, warm_wall = run_clients(n_clients, warm)
         warm_cpu = {k: v - before[k] for k, v in cpu().items()}
+
+        def loop(ix: int) -> list[float]:
+            # The agent loop: one new turn (real spaCy extraction), then the block right after.
+            r = random.Random(100 + ix)
+            out = []
+            with server.client(key) as http:
+                for n in range(pairs_per_client):
+                    uid = r.choice(users)
+                    turn = {"turn_id": f"sizing-{ix}-{n}-{r.random():.9f}", "role": "user", "text": _turn_text(r)}
+                    t0 = time.perf_counter()
+                    http.post(
+                        f"/v1/users/{uid}/turns", json={"session_id": "sizing", "turns": [turn]}
+                    ).raise_for_status()
+                    http.get(f"/v1/users/{uid}/context").raise_for_status()
+                    out.append(time.perf_counter() - t0)
+            return out
+
+        pairs_per_client = 25
+        before = cpu()
+        loop_lat, loop_wall = run_clients(n_clients, loop)
+        loop_cpu = {k: v - before[k] for k, v in cpu().items()}
         rss = server.rss_mib()
     finally:
         server.stop()
@@ -158,6 +180,7 @@ def rps(profile: str, n_users: int, n_clients: int, seconds: float, neo4j_pid: i
         "clients": n_clients,
         "cold": _per_request(cold_lat, cold_wall, cold_cpu),
         "warm": _per_request(warm_lat, warm_wall, warm_cpu),
+        "loop_pair": _per_request(loop_lat, loop_wall, loop_cpu),
         "api_rss_mib": round(rss, 1),
     }
 

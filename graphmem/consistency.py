@@ -132,7 +132,8 @@ class Chain:
     def token(self, tenant: str, user_id: str | None = None, versions: tuple[int | None, int] | None = None) -> Token:
         version, catalog_version = versions if versions is not None else (None, None)
         if version is None:
-            user_id = None  # no graph version to promise (the user was erased): a tenant-level token
+            # No graph version to promise (a tenant-level write, or the user was erased): bookmarks only.
+            return Token(tenant, tuple(sorted(self.bookmarks)))
         return Token(tenant, tuple(sorted(self.bookmarks)), user_id, version, catalog_version)
 
 

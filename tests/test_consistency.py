@@ -21,13 +21,15 @@ from dataclasses import dataclass, field
 import httpx
 import pytest
 
-from graphmem.client import GraphMemClient
-from graphmem.consistency import Token
+from graphmem.client import ENDPOINTS, GraphMemClient, TokenBook, build, build_context
+from graphmem.consistency import Chain, Token, decode
+from graphmem.errors import InvalidInput
 from graphmem.settings import Settings
 from tests.demo_like import drop_tenant
 from tests.reliability import ApiProcess, keys_spec, settings_env, wait_ready
 
-pytestmark = pytest.mark.neo4j
+# Tests that reach Neo4j are marked `neo4j` by tests/conftest.py (through their fixtures); the token and
+# TokenBook tests at the end are pure.
 
 
 @dataclass
@@ -205,3 +207,65 @@ def test_bad_tokens_are_422_with_a_machine_code(replicas: Replicas, case: str) -
     for r in answers:
         assert r.status_code == 422, (case, r.request.url, r.text)
         assert r.json()["error"]["code"] == code, (case, r.text)
+
+
+# -- pure: the token format and the client's book ------------------------------------------------
+
+
+def test_a_token_round_trips_and_names_its_floor() -> None:
+    token = Token("school", ("FB:abc", "FB:def"), "ana", 7, 2)
+    back = decode(token.encode(), "school")
+    assert back == Token("school", ("FB:abc", "FB:def"), "ana", 7, 2)
+    chain = Chain(back, frozenset(back.bookmarks))
+    assert chain.floor("school", "ana") == (7, 2)
+    assert chain.floor("school", "bob") is None  # another user's version promises nothing about this one
+    with pytest.raises(InvalidInput) as err:
+        decode(token.encode(), "other-school")
+    assert err.value.code == "CONSISTENCY_TOKEN_MISMATCH"
+    with pytest.raises(InvalidInput) as err:
+        decode("x" * 5000, "school")
+    assert err.value.code == "INVALID_CONSISTENCY_TOKEN"
+
+
+def test_a_chain_without_a_version_gives_a_tenant_level_token() -> None:
+    chain = Chain()
+    chain.record(["FB:1"])
+    chain.record([])  # a read without bookmarks keeps the chain's
+    assert chain.token("t", "ana", (None, 3)) == Token("t", ("FB:1",), None, None, None)  # erased user
+    assert chain.token("t", "ana", (4, 3)) == Token("t", ("FB:1",), "ana", 4, 3)
+
+
+def test_the_book_sends_each_users_last_token_and_a_tenant_write_supersedes_them() -> None:
+    book = TokenBook()
+    ctx = build_context(
+        "ana", focus=None, scope="general", max_tokens=None, format="xml", evidence=False, tag=None, prompt=None
+    )
+    assert book.attach(ctx) is ctx  # nothing seen yet: nothing sent
+    book.seen("ana", "tok-ana-1")
+    book.seen("ana", "tok-ana-2")
+    book.seen("bob", "tok-bob")
+    assert book.attach(ctx).params["consistency"] == "tok-ana-2"
+    assert book.attach(build("graph", user_id="bob")).params == {"consistency": "tok-bob"}
+    with_prompt = build_context(
+        "ana", focus=None, scope="general", max_tokens=None, format="xml", evidence=False, tag=None, prompt="p"
+    )
+    assert with_prompt.endpoint is ENDPOINTS["context_with_prompt"]
+    assert book.attach(with_prompt).json["consistency"] == "tok-ana-2"
+    book.seen(None, "tok-catalog")
+    assert book.get("ana") == book.get("bob") == "tok-catalog"
+    book.seen("ana", "tok-ana-3")
+    assert book.get("ana") == "tok-ana-3" and book.get("bob") == "tok-catalog"
+    # Writes carry no token (they run on the leader, which has every commit).
+    assert book.attach(build("compact", user_id="ana")).params is None
+
+
+def test_the_mcp_api_backend_keeps_one_book_per_key_across_calls() -> None:
+    from graphmem.mcp_server import ApiBackend
+
+    backend = ApiBackend("http://127.0.0.1:9", None, http=True)
+    try:
+        # Each MCP call makes its own client: the book must outlive them, or the token is lost between calls.
+        assert backend.client("k1").tokens is backend.client("k1").tokens
+        assert backend.client("k1").tokens is not backend.client("k2").tokens
+    finally:
+        backend.close()
