@@ -53,7 +53,7 @@ def test_parallel_ingests_racing_erases_and_forgets_leave_no_partial_write(store
             for j in range(calls):
                 keys = [SHARED[(j + n) % len(SHARED)] for n in range(2)] + [f"{user.user_id}-own-{j}"]
                 store.write_ingest(user, "s1", [stored(f"{user.user_id}-t{j}", keys, t0 + timedelta(seconds=j))])
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:
             errors.append(exc)
 
     def churn_loop(user: UserRef) -> None:
@@ -64,7 +64,7 @@ def test_parallel_ingests_racing_erases_and_forgets_leave_no_partial_write(store
                     store.forget_concept(user, SHARED[j % len(SHARED)])
                 else:
                     store.erase_user(user)
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=write, args=(u,)) for u in writers]
