@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .models import RelationType
+from .models import ConceptMention, RelationType
 
 if TYPE_CHECKING:
     from .store import StoredTurn
@@ -38,6 +38,21 @@ class BulkRows:
     stances: list[dict[str, Any]]
     relations: dict[RelationType, list[dict[str, Any]]]
     interests: list[dict[str, Any]]
+
+
+def mention_row(turn_id: str, m: ConceptMention, role: str, ts: Any) -> dict[str, Any]:
+    """One MENTIONS row as the ingest and bulk statements take it (ingest and the bulk loader share it)."""
+    return {
+        "turn_id": turn_id,
+        "key": m.key,
+        "start": m.start,
+        "end": m.end,
+        "surface": m.surface,
+        "extractor": m.extractor.value,
+        "confidence": m.confidence,
+        "role": role,
+        "ts": ts,
+    }
 
 
 def _epoch_s(ts: datetime) -> float:
@@ -81,20 +96,7 @@ def bulk_rows(users: Sequence[BulkUser]) -> BulkRows:
                 names.setdefault(m.key, m.name)
                 out.concepts.setdefault(m.key, {"key": m.key, "name": m.name, "type": m.type, "language": m.language})
                 mentioned[m.key].setdefault(t.turn_id, (t.ts, t.role))
-                out.mentions.append(
-                    {
-                        "user_id": bu.user_id,
-                        "turn_id": t.turn_id,
-                        "key": m.key,
-                        "start": m.start,
-                        "end": m.end,
-                        "surface": m.surface,
-                        "extractor": m.extractor.value,
-                        "confidence": m.confidence,
-                        "role": t.role,
-                        "ts": t.ts,
-                    }
-                )
+                out.mentions.append({"user_id": bu.user_id, **mention_row(t.turn_id, m, t.role, t.ts)})
             for s in ex.stances:
                 names.setdefault(s.key, s.name)
                 out.concepts.setdefault(s.key, {"key": s.key, "name": s.name, "type": None, "language": ex.language})

@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from . import consistency
 from .attempt_plan import AttemptPlan, NewAttempt, StoredAttempt, StoredState, needs_replay, plan_attempts
 from .bkt import BKTParams
-from .bulk_rows import BulkUser, bulk_rows
+from .bulk_rows import BulkUser, bulk_rows, mention_row
 from .cypher import CypherLibrary, load_library
 from .errors import InvalidInput, StoreUnavailable, TurnIdConflict
 from .gaps import catalog_dependency_map
@@ -611,19 +611,7 @@ class Neo4jStore:
             ts = t.ts.isoformat()
             ex = t.extraction
             for m in ex.concepts:
-                mentions.append(
-                    {
-                        "turn_id": t.turn_id,
-                        "key": m.key,
-                        "start": m.start,
-                        "end": m.end,
-                        "surface": m.surface,
-                        "extractor": m.extractor.value,
-                        "confidence": m.confidence,
-                        "role": t.role,
-                        "ts": ts,
-                    }
-                )
+                mentions.append(mention_row(t.turn_id, m, t.role, ts))
             for s in ex.stances:
                 seq += 1
                 stances.append(

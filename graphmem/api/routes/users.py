@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Response
 
 from graphmem.errors import GraphmemError
+from graphmem.service import GraphMemory
 
 from ..consistency import ConsistencyQuery, reading, writing
 from ..deps import ERRORS, AppMetrics, AsOf, Memory, Tenant, UserId, conflict
@@ -81,8 +82,12 @@ def post_compact(
 def delete_concept_by_query(
     user_id: UserId, tenant: Tenant, mem: Memory, name: ConceptName, response: Response
 ) -> dict[str, Any]:
+    return _forget(mem, tenant, user_id, name, response)
+
+
+def _forget(mem: GraphMemory, tenant: str, user_id: str, concept: str, response: Response) -> dict[str, Any]:
     with writing(mem, tenant, response.headers, user_id) as stamp:
-        forgot = mem.forget(tenant, user_id, name)
+        forgot = mem.forget(tenant, user_id, concept)
     return stamp.on(forgot)
 
 
@@ -93,9 +98,7 @@ def delete_concept_by_query(
     summary="Forget one concept for this user (turns are kept)",
 )
 def delete_concept(user_id: UserId, concept: str, tenant: Tenant, mem: Memory, response: Response) -> dict[str, Any]:
-    with writing(mem, tenant, response.headers, user_id) as stamp:
-        forgot = mem.forget(tenant, user_id, concept)
-    return stamp.on(forgot)
+    return _forget(mem, tenant, user_id, concept, response)
 
 
 @router.delete(
