@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 GRAPHMEM := $(VENV)/bin/graphmem
 STAMP := $(VENV)/.graphmem-installed
 
-.PHONY: install run test lint neo4j-start neo4j-stop bench bench-quick bench-scale bench-load eval eval-quick clean
+.PHONY: install run test lint neo4j-start neo4j-stop bench bench-quick bench-scale bench-load bench-peer eval eval-quick clean
 
 $(STAMP): pyproject.toml
 	@echo "==> creating $(VENV) and installing graphmem (first run takes a few minutes)"
@@ -68,6 +68,15 @@ bench-scale: install
 bench-load: install
 	@$(GRAPHMEM) neo4j start
 	@$(PY) -m bench.load_bench $(LOAD_ARGS)
+
+## The agent loop side by side with neo4j-agent-memory (LLM-free), alternated in one run (not in CI). Installs
+## the `peer` extra and runs both systems on a Neo4j server of its own (ports 7748/7535), stopped at the end.
+PEER_NEO4J_HOME ?= $(CURDIR)/.neo4j-peer
+PEER_ENV := GRAPHMEM_NEO4J_HOME=$(PEER_NEO4J_HOME) GRAPHMEM_NEO4J_BOLT_PORT=7748 GRAPHMEM_NEO4J_HTTP_PORT=7535
+bench-peer: install
+	@$(PY) -m pip install --disable-pip-version-check -q -e ".[peer]"
+	@$(PEER_ENV) $(GRAPHMEM) neo4j start
+	@$(PEER_ENV) $(PY) -m bench.peer_loop_bench $(PEER_ARGS); rc=$$?; $(PEER_ENV) $(GRAPHMEM) neo4j stop; exit $$rc
 
 eval: install
 	@$(GRAPHMEM) neo4j start
