@@ -436,6 +436,35 @@ def _at(value: Any) -> datetime | None:
     return datetime.fromisoformat(str(value))
 
 
+def _rows_until(rows: Sequence[dict[str, Any]], as_of: datetime | None) -> list[dict[str, Any]]:
+    """Copies of the rows made up to ``as_of`` (all without it)."""
+    return [dict(r) for r in rows if as_of is None or (_at(r["ts"]) or as_of) <= as_of]
+
+
+def _stance_spans(hist: list[dict[str, Any]]) -> None:
+    """Each stance holds from its turn until the next stance's turn; the last one is open."""
+    for cur, nxt in zip(hist, hist[1:]):
+        cur["valid_from"] = {"turn_id": cur["turn_id"], "ts": cur["ts"]}
+        cur["valid_to"] = {"turn_id": nxt["turn_id"], "ts": nxt["ts"]}
+    if hist:
+        hist[-1]["valid_from"] = {"turn_id": hist[-1]["turn_id"], "ts": hist[-1]["ts"]}
+        hist[-1]["valid_to"] = None
+
+
+def _overruling_attempt(
+    stance: dict[str, Any], tried: Sequence[dict[str, Any]], level: str | None
+) -> dict[str, Any] | None:
+    """The first attempt after ``stance`` was stated whose mastery reached ``level`` (the level that
+    overrules it now), if any."""
+    stated = _at(stance["ts"])
+    for a in tried:
+        if stated is not None and (_at(a["ts"]) or stated) <= stated:
+            continue
+        if LEVELS.level(a["mastery"], 1) == level:
+            return a
+    return None
+
+
 def stance_timeline(
     node: ConceptNode,
     stances: Sequence[dict[str, Any]],
@@ -450,38 +479,20 @@ def stance_timeline(
     """
     if as_of is not None and as_of.tzinfo is None:
         as_of = as_of.replace(tzinfo=UTC)
-
-    def upto(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [dict(r) for r in rows if as_of is None or (_at(r["ts"]) or as_of) <= as_of]
-
-    hist = upto(stances)
-    tried = upto(attempts)
+    hist = _rows_until(stances, as_of)
+    tried = _rows_until(attempts, as_of)
     if as_of is not None and tried:
         # The last attempt before as_of was still open then.
         last = tried[-1]
         if last.get("valid_to") and (_at(last["valid_to"]) or as_of) > as_of:
             last["valid_to"], last["closed_by"] = None, None
     ev = evidence(node)
-    for cur, nxt in zip(hist, hist[1:]):
-        cur["valid_from"] = {"turn_id": cur["turn_id"], "ts": cur["ts"]}
-        cur["valid_to"] = {"turn_id": nxt["turn_id"], "ts": nxt["ts"]}
-    if hist:
-        last_stance = hist[-1]
-        last_stance["valid_from"] = {"turn_id": last_stance["turn_id"], "ts": last_stance["ts"]}
-        last_stance["valid_to"] = None
-        if ev.overruled is not None and ev.overruled.value == last_stance["stance"]:
-            level = LEVELS.level(node.mastery, node.mastery_attempts)
-            stated = _at(last_stance["ts"])
-            closing = None
-            for a in tried:
-                if stated is not None and (_at(a["ts"]) or stated) <= stated:
-                    continue
-                if LEVELS.level(a["mastery"], 1) == level:
-                    closing = a
-                    break
-            if closing is not None:
-                last_stance["valid_to"] = {"attempt_id": closing["attempt_id"], "ts": closing["ts"]}
-                last_stance["closed_because"] = ev.reason
+    _stance_spans(hist)
+    if hist and ev.overruled is not None and ev.overruled.value == hist[-1]["stance"]:
+        closing = _overruling_attempt(hist[-1], tried, LEVELS.level(node.mastery, node.mastery_attempts))
+        if closing is not None:
+            hist[-1]["valid_to"] = {"attempt_id": closing["attempt_id"], "ts": closing["ts"]}
+            hist[-1]["closed_because"] = ev.reason
     return {
         "stance_history": hist,
         "mastery": {**mastery_view(node), "attempts": tried},
