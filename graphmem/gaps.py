@@ -362,13 +362,7 @@ def _learning_order(
     and deterministic.
     """
     members = set(keys)
-    before: dict[str, set[str]] = {k: set() for k in members}  # k -> its dependencies in the group
-    after: dict[str, set[str]] = {k: set() for k in members}
-    for b in members:
-        for a, _ in deps.get(b, ()):
-            if a in members and a != b:
-                before[b].add(a)
-                after[a].add(b)
+    before, after = _edges_within(members, deps)
 
     def tie(k: str) -> tuple[str, str]:
         return (graph.concepts[k].name, k)
@@ -396,6 +390,21 @@ def _learning_order(
             if remaining[b] == 0:
                 heapq.heappush(ready, tie(b))
     return out
+
+
+def _edges_within(
+    members: set[str], deps: Mapping[str, list[tuple[str, RelationType]]]
+) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """The dependencies among ``members``, without self-loops: (k -> what k depends on,
+    k -> what depends on k)."""
+    before: dict[str, set[str]] = {k: set() for k in members}
+    after: dict[str, set[str]] = {k: set() for k in members}
+    for b in members:
+        for a, _ in deps.get(b, ()):
+            if a in members and a != b:
+                before[b].add(a)
+                after[a].add(b)
+    return before, after
 
 
 def _reason(
