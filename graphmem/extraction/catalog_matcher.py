@@ -161,25 +161,19 @@ class CatalogMatcher:
             return
         if len(pattern) == 1 and is_cjk(pattern):
             return  # one Chinese character is a morpheme, not a name: too many false hits
-        exact = None
-        if (
-            pattern.isascii()
-            and pattern.isalpha()
-            and (len(pattern) <= 2 or pattern in STOP_WORDS or pattern in _COMMON_WORD_NAMES)
-        ):
-            exact = unicodedata.normalize("NFKC", surface.strip())
         c = self.concepts[concept]
-        kind = str(getattr(c.type, "value", c.type)) in self._kinds
-        common = not kind and not getattr(c, "unambiguous", False) and is_common_name(surface, self.common_name_zipf)
+        # A kind of thing (genre, topic…) is the word itself; a tenant may declare a name unambiguous.
+        may_be_word = str(getattr(c.type, "value", c.type)) not in self._kinds and not getattr(c, "unambiguous", False)
+        common = may_be_word and is_common_name(surface, self.common_name_zipf)
         if common:
             self.common_keys.add(concept_key(surface))
         node = self._trie
         for ch in pattern:
             node = node.setdefault(ch, {})
-        common_lower = not kind and not getattr(c, "unambiguous", False) and is_common_phrase_name(surface)
+        common_lower = may_be_word and is_common_phrase_name(surface)
         if common_lower:
             self.common_lower_keys.add(concept_key(surface))
-        node.setdefault(_END, _Entry(concept, exact, common, common_lower))
+        node.setdefault(_END, _Entry(concept, _exact_spelling(pattern, surface), common, common_lower))
 
     def resolve(self, key: str) -> int | None:
         """The concept index a concept key (of a name, alias or id) refers to, if any."""
@@ -278,6 +272,17 @@ class CatalogMatcher:
         return any(w in cues_before for w in _sentence_words_before(prev, window)) or any(
             w in cues_after for w in next_words
         )
+
+
+def _exact_spelling(pattern: str, surface: str) -> str | None:
+    """The spelling a short or everyday Latin name must be written in ("Go", not "go"), else None."""
+    if (
+        pattern.isascii()
+        and pattern.isalpha()
+        and (len(pattern) <= 2 or pattern in STOP_WORDS or pattern in _COMMON_WORD_NAMES)
+    ):
+        return unicodedata.normalize("NFKC", surface.strip())
+    return None
 
 
 def _starts_word(norm: str, i: int) -> bool:
