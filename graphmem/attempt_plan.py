@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from graphmem.bkt import BKTParams, step
 from graphmem.errors import GraphmemError
@@ -132,6 +132,16 @@ def split_new(
     return fresh, dups
 
 
+class _Tally(NamedTuple):
+    """A concept's mastery after the request and what it rests on."""
+
+    mastery: float
+    attempts: int
+    correct: int
+    last_ms: int
+    last_id: str
+
+
 def plan_attempts(
     attempts: Sequence[NewAttempt],
     existing: Mapping[str, Mapping[str, Any]],
@@ -146,10 +156,14 @@ def plan_attempts(
     stored mastery per concept key; ``params``: BKT parameters per key; ``history``: the stored
     attempts of concepts that need a replay (see :func:`needs_replay`); ``seq_base``: a number larger
     than any earlier request's (orders attempts with equal timestamps by arrival).
+
+    Per concept (in key order) the new attempts, in time then request order, either continue from
+    the stored mastery (:func:`_continue`) or, when one is older than the latest stored attempt,
+    the concept is replayed from its prior (:func:`_replay`); then one result per request attempt.
     """
     fresh, dups = split_new(attempts, existing)
     plan = AttemptPlan()
-    figures: dict[str, tuple[float, float]] = {}
+    figures: dict[str, tuple[float, float]] = {}  # attempt id -> (predicted, mastery)
     by_key: dict[str, list[NewAttempt]] = {}
     for a in fresh:
         by_key.setdefault(a.key, []).append(a)
@@ -160,122 +174,120 @@ def plan_attempts(
         first = group[0]
         plan.concepts.append({"key": key, "name": first.name, "language": first.language})
         seqs = {a.attempt_id: seq_base + a.index for a in group}
-        if st.last_ms is not None and group[0].ts_ms < st.last_ms:
-            # Late attempt: replay the concept from its prior, stored attempts first on equal times.
+        if st.last_ms is not None and first.ts_ms < st.last_ms:
             plan.replayed.append(key)
-            stored = list(history.get(key, ()))
-            merged: list[tuple[str, bool, int, bool]] = [(s.attempt_id, s.correct, s.ts_ms, False) for s in stored]
-            merged += [(a.attempt_id, a.correct, a.ts_ms, True) for a in group]
-            merged.sort(key=lambda x: (x[2], x[3]))  # stable: stored order, then request order
-            mastery = p.prior
-            rows: list[dict[str, Any]] = []
-            for attempt_id, correct, ts_ms, _is_new in merged:
-                s = step(mastery, correct, p)
-                rows.append(
-                    {
-                        "attempt_id": attempt_id,
-                        "predicted": s.predicted,
-                        "mastery": s.mastery,
-                        "ts_ms": ts_ms,
-                        "new": _is_new,
-                    }
-                )
-                mastery = s.mastery
-            _close(rows)
-            news = {a.attempt_id: a for a in group}
-            for r in rows:
-                figures[r["attempt_id"]] = (r["predicted"], r["mastery"])
-                if r["new"]:
-                    plan.new_rows.append(_new_row(news[r["attempt_id"]], r, seqs))
-                else:
-                    plan.rewrite_rows.append(
-                        {k: r[k] for k in ("attempt_id", "predicted", "mastery", "valid_to", "closed_by")}
-                    )
-            last = rows[-1]
-            total = len(rows)
-            right = sum(1 for x in merged if x[1])
-            last_ms, last_id = last["ts_ms"], last["attempt_id"]
+            tally = _replay(group, history.get(key, ()), p, seqs, plan, figures)
         else:
-            mastery = st.mastery if st.mastery is not None else p.prior
-            rows = []
-            for a in group:
-                s = step(mastery, a.correct, p)
-                rows.append(
-                    {"attempt_id": a.attempt_id, "predicted": s.predicted, "mastery": s.mastery, "ts_ms": a.ts_ms}
-                )
-                mastery = s.mastery
-            _close(rows)
-            for a, r in zip(group, rows, strict=True):
-                figures[a.attempt_id] = (r["predicted"], r["mastery"])
-                plan.new_rows.append(_new_row(a, r, seqs))
-            if st.last_attempt is not None:
-                # The stored latest attempt stops being the latest evidence when this group's first begins.
-                plan.rewrite_rows.append(
-                    {
-                        "attempt_id": st.last_attempt,
-                        "predicted": None,
-                        "mastery": None,
-                        "valid_to": from_ms(group[0].ts_ms),
-                        "closed_by": group[0].attempt_id,
-                    }
-                )
-            total = st.attempts + len(group)
-            right = st.correct + sum(1 for a in group if a.correct)
-            last_ms, last_id = group[-1].ts_ms, group[-1].attempt_id
-        plan.mastery_rows.append(
+            tally = _continue(group, st, p, seqs, plan, figures)
+        plan.mastery_rows.append(_mastery_row(key, first.name, tally, p))
+    plan.results = _results(attempts, dups, figures)
+    return plan
+
+
+def _trace_rows(mastery: float, answers: Sequence[tuple[str, bool, int]], p: BKTParams) -> list[dict[str, Any]]:
+    """BKT over (attempt id, correct, ts_ms) from ``mastery``: one row per answer with its
+    predicted P(correct), the mastery after it and its validity span (:func:`_close`)."""
+    rows: list[dict[str, Any]] = []
+    for attempt_id, correct, ts_ms in answers:
+        s = step(mastery, correct, p)
+        rows.append({"attempt_id": attempt_id, "predicted": s.predicted, "mastery": s.mastery, "ts_ms": ts_ms})
+        mastery = s.mastery
+    _close(rows)
+    return rows
+
+
+def _replay(
+    group: list[NewAttempt],
+    stored: Sequence[StoredAttempt],
+    p: BKTParams,
+    seqs: Mapping[str, int],
+    plan: AttemptPlan,
+    figures: dict[str, tuple[float, float]],
+) -> _Tally:
+    """A late attempt: the concept replayed from its prior over stored and new attempts in time
+    order (stored ones first on equal times); the stored attempts' figures are rewritten."""
+    merged = [(s.attempt_id, s.correct, s.ts_ms, False) for s in stored]
+    merged += [(a.attempt_id, a.correct, a.ts_ms, True) for a in group]
+    merged.sort(key=lambda x: (x[2], x[3]))  # stable: stored order, then request order
+    rows = _trace_rows(p.prior, [(i, c, t) for i, c, t, _ in merged], p)
+    news = {a.attempt_id: a for a in group}
+    for (_, _, _, is_new), r in zip(merged, rows, strict=True):
+        figures[r["attempt_id"]] = (r["predicted"], r["mastery"])
+        if is_new:
+            plan.new_rows.append(_new_row(news[r["attempt_id"]], r, seqs))
+        else:
+            plan.rewrite_rows.append({k: r[k] for k in ("attempt_id", "predicted", "mastery", "valid_to", "closed_by")})
+    last = rows[-1]
+    return _Tally(last["mastery"], len(rows), sum(1 for x in merged if x[1]), last["ts_ms"], last["attempt_id"])
+
+
+def _continue(
+    group: list[NewAttempt],
+    st: StoredState,
+    p: BKTParams,
+    seqs: Mapping[str, int],
+    plan: AttemptPlan,
+    figures: dict[str, tuple[float, float]],
+) -> _Tally:
+    """New attempts after the stored ones: BKT goes on from the stored mastery (else the prior), and
+    the stored latest attempt's span closes where this group begins."""
+    start = st.mastery if st.mastery is not None else p.prior
+    rows = _trace_rows(start, [(a.attempt_id, a.correct, a.ts_ms) for a in group], p)
+    for a, r in zip(group, rows, strict=True):
+        figures[a.attempt_id] = (r["predicted"], r["mastery"])
+        plan.new_rows.append(_new_row(a, r, seqs))
+    if st.last_attempt is not None:
+        plan.rewrite_rows.append(
             {
-                "key": key,
-                "name": first.name,
-                "mastery": mastery,
-                "attempts": total,
-                "correct": right,
-                "last_ts": from_ms(last_ms),
-                "last_attempt": last_id,
-                "params": json.dumps(p.to_dict(), sort_keys=True),
+                "attempt_id": st.last_attempt,
+                "predicted": None,
+                "mastery": None,
+                "valid_to": from_ms(group[0].ts_ms),
+                "closed_by": group[0].attempt_id,
             }
         )
+    right = st.correct + sum(1 for a in group if a.correct)
+    return _Tally(rows[-1]["mastery"], st.attempts + len(group), right, group[-1].ts_ms, group[-1].attempt_id)
+
+
+def _mastery_row(key: str, name: str, tally: _Tally, p: BKTParams) -> dict[str, Any]:
+    return {
+        "key": key,
+        "name": name,
+        "mastery": tally.mastery,
+        "attempts": tally.attempts,
+        "correct": tally.correct,
+        "last_ts": from_ms(tally.last_ms),
+        "last_attempt": tally.last_id,
+        "params": json.dumps(p.to_dict(), sort_keys=True),
+    }
+
+
+def _results(
+    attempts: Sequence[NewAttempt],
+    dups: Mapping[str, Mapping[str, Any]],
+    figures: Mapping[str, tuple[float, float]],
+) -> list[dict[str, Any]]:
+    """One response row per request attempt, in request order. An attempt already stored is a
+    duplicate with its stored figures; one repeated in the request is applied once, and the repeat
+    is a duplicate with the figures it got."""
+    out: list[dict[str, Any]] = []
     reported: set[str] = set()
     for a in attempts:
-        if a.attempt_id in reported:
-            # The same attempt twice in one request: applied once, the repeat is a duplicate.
-            predicted, mastery = figures[a.attempt_id]
-            plan.results.append(
-                {
-                    "attempt_id": a.attempt_id,
-                    "concept": a.key,
-                    "name": a.name,
-                    "duplicate": True,
-                    "predicted": round(predicted, 6),
-                    "mastery": round(mastery, 6),
-                }
-            )
-            continue
-        reported.add(a.attempt_id)
-        if a.attempt_id in dups:
+        row: dict[str, Any] = {"attempt_id": a.attempt_id, "concept": a.key, "name": a.name}
+        if a.attempt_id not in reported and a.attempt_id in dups:
             d = dups[a.attempt_id]
-            plan.results.append(
-                {
-                    "attempt_id": a.attempt_id,
-                    "concept": a.key,
-                    "name": a.name,
-                    "duplicate": True,
-                    "predicted": _round(d.get("predicted")),
-                    "mastery": _round(d.get("mastery")),
-                }
-            )
+            row |= {"duplicate": True, "predicted": _round(d.get("predicted")), "mastery": _round(d.get("mastery"))}
         else:
             predicted, mastery = figures[a.attempt_id]
-            plan.results.append(
-                {
-                    "attempt_id": a.attempt_id,
-                    "concept": a.key,
-                    "name": a.name,
-                    "duplicate": False,
-                    "predicted": round(predicted, 6),
-                    "mastery": round(mastery, 6),
-                }
-            )
-    return plan
+            row |= {
+                "duplicate": a.attempt_id in reported,
+                "predicted": round(predicted, 6),
+                "mastery": round(mastery, 6),
+            }
+        reported.add(a.attempt_id)
+        out.append(row)
+    return out
 
 
 def needs_replay(attempts: Sequence[NewAttempt], states: Mapping[str, StoredState]) -> list[str]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .models import ConceptMention, RelationType
+from .models import ConceptMention, RelationMention, RelationType, StanceMention
 
 if TYPE_CHECKING:
     from .store import StoredTurn
@@ -61,6 +61,7 @@ def _epoch_s(ts: datetime) -> float:
 
 
 def bulk_rows(users: Sequence[BulkUser]) -> BulkRows:
+    """All rows for ``users``; a user without turns is left out."""
     out = BulkRows([], [], {}, [], [], defaultdict(list), [])
     for bu in users:
         turns = sorted(bu.turns, key=lambda t: (t.ts, t.turn_id))
@@ -72,95 +73,122 @@ def bulk_rows(users: Sequence[BulkUser]) -> BulkRows:
                 "sessions": [{"session_id": bu.session_id, "started_at": turns[0].ts, "last_at": turns[-1].ts}],
             }
         )
-        names: dict[str, str] = {}
-        # key -> turn -> (ts, role): a turn naming a concept several times counts once.
-        mentioned: dict[str, dict[str, tuple[datetime, str]]] = defaultdict(dict)
-        stance_of: dict[str, tuple[datetime, int, str]] = {}
-        pairs: dict[tuple[RelationType, str, str], dict[str, Any]] = {}
-        seq = 0
+        user = _UserRows(bu, out)
         for t in turns:
-            out.turns.append(
-                {
-                    "user_id": bu.user_id,
-                    "session_id": bu.session_id,
-                    "turn_id": t.turn_id,
-                    "role": t.role,
-                    "text": t.text,
-                    "ts": t.ts,
-                    "language": t.language,
-                    "tokens": t.tokens,
-                }
-            )
-            ex = t.extraction
-            for m in ex.concepts:
-                names.setdefault(m.key, m.name)
-                out.concepts.setdefault(m.key, {"key": m.key, "name": m.name, "type": m.type, "language": m.language})
-                mentioned[m.key].setdefault(t.turn_id, (t.ts, t.role))
-                out.mentions.append({"user_id": bu.user_id, **mention_row(t.turn_id, m, t.role, t.ts)})
-            for s in ex.stances:
-                names.setdefault(s.key, s.name)
-                out.concepts.setdefault(s.key, {"key": s.key, "name": s.name, "type": None, "language": ex.language})
-                seq += 1
-                stance_of[s.key] = max(stance_of.get(s.key, (t.ts, -1, "")), (t.ts, seq, s.stance.value))
-                out.stances.append(
-                    {
-                        "user_id": bu.user_id,
-                        "turn_id": t.turn_id,
-                        "key": s.key,
-                        "stance": s.stance.value,
-                        "start": s.start,
-                        "end": s.end,
-                        "cue": s.cue,
-                        "confidence": s.confidence,
-                        "ts": t.ts,
-                        "seq": seq,
-                    }
-                )
-            for r in ex.relations:
-                for key, name in ((r.source_key, r.source_name), (r.target_key, r.target_name)):
-                    names.setdefault(key, name)
-                    out.concepts.setdefault(key, {"key": key, "name": name, "type": None, "language": ex.language})
-                pair = pairs.setdefault(
-                    (r.type, r.source_key, r.target_key),
-                    {
-                        "user_id": bu.user_id,
-                        "owner": f"u:{bu.user_id}",
-                        "source_key": r.source_key,
-                        "target_key": r.target_key,
-                        "pair": f"{r.source_key}\t{r.target_key}",
-                        "turn_ids": [],
-                        "extractors": [],
-                        "cues": [],
-                        "confidence": 0.0,
-                    },
-                )
-                pair["turn_ids"].append(t.turn_id)
-                if r.extractor.value not in pair["extractors"]:
-                    pair["extractors"].append(r.extractor.value)
-                if r.cue not in pair["cues"]:
-                    pair["cues"].append(r.cue)
-                pair["confidence"] = max(pair["confidence"], r.confidence)
-        for (rel_type, _, _), row in sorted(pairs.items(), key=lambda kv: (kv[0][0].value, kv[0][1], kv[0][2])):
-            out.relations[rel_type].append(row)
-        for key in sorted(names):
-            seen = sorted((ts, tid, role) for tid, (ts, role) in mentioned.get(key, {}).items())
-            stance = stance_of.get(key)
-            out.interests.append(
-                {
-                    "user_id": bu.user_id,
-                    "key": key,
-                    "own_name": names[key],
-                    "mentions": len(seen),
-                    "user_mentions": sum(1 for _, _, role in seen if role == "user"),
-                    "assistant_mentions": sum(1 for _, _, role in seen if role == "assistant"),
-                    "first_seen": seen[0][0] if seen else None,
-                    "last_seen": seen[-1][0] if seen else None,
-                    "mention_ts": [_epoch_s(ts) for ts, _, _ in seen],
-                    "mention_roles": [role for _, _, role in seen],
-                    "sessions": [bu.session_id] if seen else [],
-                    "evidence": [tid for _, tid, _ in seen][-20:],
-                    "stance": stance[2] if stance else None,
-                    "stance_at": stance[0] if stance else None,
-                }
-            )
+            user.read(t)
+        user.finish()
     return out
+
+
+class _UserRows:
+    """One user's rows, added to ``out`` while its turns are read in time order; relations and
+    interests, which sum over the turns, at :meth:`finish`."""
+
+    def __init__(self, bu: BulkUser, out: BulkRows) -> None:
+        self.bu = bu
+        self.out = out
+        self.names: dict[str, str] = {}  # key -> the name it was first seen under
+        # key -> turn -> (ts, role): a turn naming a concept several times counts once.
+        self.mentioned: dict[str, dict[str, tuple[datetime, str]]] = defaultdict(dict)
+        self.stance_of: dict[str, tuple[datetime, int, str]] = {}  # key -> newest (ts, seq, stance)
+        self.pairs: dict[tuple[RelationType, str, str], dict[str, Any]] = {}
+        self.seq = 0
+
+    def read(self, t: StoredTurn) -> None:
+        self.out.turns.append(
+            {
+                "user_id": self.bu.user_id,
+                "session_id": self.bu.session_id,
+                "turn_id": t.turn_id,
+                "role": t.role,
+                "text": t.text,
+                "ts": t.ts,
+                "language": t.language,
+                "tokens": t.tokens,
+            }
+        )
+        ex = t.extraction
+        for m in ex.concepts:
+            self._concept(m.key, m.name, m.type, m.language)
+            self.mentioned[m.key].setdefault(t.turn_id, (t.ts, t.role))
+            self.out.mentions.append({"user_id": self.bu.user_id, **mention_row(t.turn_id, m, t.role, t.ts)})
+        for s in ex.stances:
+            self._concept(s.key, s.name, None, ex.language)
+            self._stance(t, s)
+        for r in ex.relations:
+            self._concept(r.source_key, r.source_name, None, ex.language)
+            self._concept(r.target_key, r.target_name, None, ex.language)
+            self._relation(t.turn_id, r)
+
+    def _concept(self, key: str, name: str, type_: str | None, language: str) -> None:
+        self.names.setdefault(key, name)
+        self.out.concepts.setdefault(key, {"key": key, "name": name, "type": type_, "language": language})
+
+    def _stance(self, t: StoredTurn, s: StanceMention) -> None:
+        self.seq += 1
+        self.stance_of[s.key] = max(self.stance_of.get(s.key, (t.ts, -1, "")), (t.ts, self.seq, s.stance.value))
+        self.out.stances.append(
+            {
+                "user_id": self.bu.user_id,
+                "turn_id": t.turn_id,
+                "key": s.key,
+                "stance": s.stance.value,
+                "start": s.start,
+                "end": s.end,
+                "cue": s.cue,
+                "confidence": s.confidence,
+                "ts": t.ts,
+                "seq": self.seq,
+            }
+        )
+
+    def _relation(self, turn_id: str, r: RelationMention) -> None:
+        """One relation row per (type, source, target): the turns, extractors and cues that state it,
+        and the highest confidence."""
+        pair = self.pairs.setdefault(
+            (r.type, r.source_key, r.target_key),
+            {
+                "user_id": self.bu.user_id,
+                "owner": f"u:{self.bu.user_id}",
+                "source_key": r.source_key,
+                "target_key": r.target_key,
+                "pair": f"{r.source_key}\t{r.target_key}",
+                "turn_ids": [],
+                "extractors": [],
+                "cues": [],
+                "confidence": 0.0,
+            },
+        )
+        pair["turn_ids"].append(turn_id)
+        if r.extractor.value not in pair["extractors"]:
+            pair["extractors"].append(r.extractor.value)
+        if r.cue not in pair["cues"]:
+            pair["cues"].append(r.cue)
+        pair["confidence"] = max(pair["confidence"], r.confidence)
+
+    def finish(self) -> None:
+        for (rel_type, _, _), row in sorted(self.pairs.items(), key=lambda kv: (kv[0][0].value, kv[0][1], kv[0][2])):
+            self.out.relations[rel_type].append(row)
+        for key in sorted(self.names):
+            self.out.interests.append(self._interest(key))
+
+    def _interest(self, key: str) -> dict[str, Any]:
+        """The concept's interest row as ``ingest_refresh_interests`` computes it."""
+        seen = sorted((ts, tid, role) for tid, (ts, role) in self.mentioned.get(key, {}).items())
+        stance = self.stance_of.get(key)
+        return {
+            "user_id": self.bu.user_id,
+            "key": key,
+            "own_name": self.names[key],
+            "mentions": len(seen),
+            "user_mentions": sum(1 for _, _, role in seen if role == "user"),
+            "assistant_mentions": sum(1 for _, _, role in seen if role == "assistant"),
+            "first_seen": seen[0][0] if seen else None,
+            "last_seen": seen[-1][0] if seen else None,
+            "mention_ts": [_epoch_s(ts) for ts, _, _ in seen],
+            "mention_roles": [role for _, _, role in seen],
+            "sessions": [self.bu.session_id] if seen else [],
+            "evidence": [tid for _, tid, _ in seen][-20:],
+            "stance": stance[2] if stance else None,
+            "stance_at": stance[0] if stance else None,
+        }

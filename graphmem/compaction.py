@@ -184,35 +184,13 @@ def plan_compaction(
     """
     tiers = assign_tiers(graph, ranking, config)
     stances = config.critical_stances if critical_stances is None else frozenset(Stance(s) for s in critical_stances)
-    declared = set(critical_keys)
-    lost = sorted(
-        k
-        for k, node in graph.concepts.items()
-        if tiers[k] is Tier.compacted and (node.critical or k in declared or (node.stance in stances))
-    )
-    if lost:
-        names = ", ".join(f"{graph.concepts[k].name} ({ranking.weight(k):.2f})" for k in lost[:10])
-        more = f" and {len(lost) - 10} more" if len(lost) > 10 else ""
-        raise CriticalCompressionFailure(
-            f"compaction would fold away {len(lost)} critical concept(s) below threshold "
-            f"{config.threshold}: {names}{more}; nothing was changed"
-        )
-
-    by_tier: dict[Tier, list[str]] = {t: [] for t in Tier}
-    for k, t in tiers.items():
-        by_tier[t].append(k)
-    core = tuple(sort_keys(by_tier[Tier.core], graph, ranking))
-    related = tuple(sort_keys(by_tier[Tier.related], graph, ranking))
-    compacted = tuple(sort_keys(by_tier[Tier.compacted], graph, ranking))
-
+    _refuse_critical_loss(graph, ranking, tiers, config.threshold, set(critical_keys), stances)
+    core, related, compacted = (tuple(sort_keys(keys, graph, ranking)) for keys in _keys_by_tier(tiers))
     attached = attach_to_core(graph, ranking, core, compacted)
     summary = tuple(
         CompactedConcept(k, graph.concepts[k].name, ranking.weight(k), attached.get(k, ())) for k in compacted
     )
-    restored = {
-        k: tiers[k] for k, n in graph.concepts.items() if n.tier is Tier.compacted and tiers[k] is not Tier.compacted
-    }
-    newly = tuple(k for k in compacted if graph.concepts[k].tier is not Tier.compacted)
+    restored, newly = _tier_changes(graph, tiers, compacted)
     avoid = tuple(sort_keys((k for k, n in graph.concepts.items() if n.stance is Stance.dislikes), graph, ranking))
 
     if block_tokens is None and counter is not None:
@@ -237,6 +215,50 @@ def plan_compaction(
         warning=warning,
         auto_due=compaction_due(graph, config),
     )
+
+
+def _refuse_critical_loss(
+    graph: UserGraph,
+    ranking: Ranking,
+    tiers: Mapping[str, Tier],
+    threshold: float,
+    declared: set[str],
+    stances: frozenset[Stance],
+) -> None:
+    """Raises :class:`CriticalCompressionFailure` naming (up to 10 of) the critical concepts ``tiers``
+    would compact: critical in the catalog, ``declared`` by the caller, or with one of ``stances``."""
+    lost = sorted(
+        k
+        for k, node in graph.concepts.items()
+        if tiers[k] is Tier.compacted and (node.critical or k in declared or (node.stance in stances))
+    )
+    if lost:
+        names = ", ".join(f"{graph.concepts[k].name} ({ranking.weight(k):.2f})" for k in lost[:10])
+        more = f" and {len(lost) - 10} more" if len(lost) > 10 else ""
+        raise CriticalCompressionFailure(
+            f"compaction would fold away {len(lost)} critical concept(s) below threshold "
+            f"{threshold}: {names}{more}; nothing was changed"
+        )
+
+
+def _tier_changes(
+    graph: UserGraph, tiers: Mapping[str, Tier], compacted: Iterable[str]
+) -> tuple[dict[str, Tier], tuple[str, ...]]:
+    """Against the stored tiers: (concepts stored as compacted that survive now -> their new tier,
+    concepts this run compacts that were not compacted before, in ``compacted``'s order)."""
+    restored = {
+        k: tiers[k] for k, n in graph.concepts.items() if n.tier is Tier.compacted and tiers[k] is not Tier.compacted
+    }
+    newly = tuple(k for k in compacted if graph.concepts[k].tier is not Tier.compacted)
+    return restored, newly
+
+
+def _keys_by_tier(tiers: Mapping[str, Tier]) -> tuple[list[str], list[str], list[str]]:
+    """(core, related, compacted) keys, each in ``tiers``' order."""
+    by_tier: dict[Tier, list[str]] = {t: [] for t in Tier}
+    for k, t in tiers.items():
+        by_tier[t].append(k)
+    return by_tier[Tier.core], by_tier[Tier.related], by_tier[Tier.compacted]
 
 
 def compaction_ratio(

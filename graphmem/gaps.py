@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from graphmem.evidence import evidence, mastery_phrase
@@ -155,33 +155,81 @@ def find_gaps(
     deps = _cached_dependency_map(ranking, memo)
     root_list = [r for r in dict.fromkeys(roots) if r in graph.concepts]
     root_set = set(root_list)
-    depth: dict[str, int] = dict.fromkeys(root_list, 0)
-    dependents: dict[str, list[tuple[str, RelationType]]] = {}
     knows, confused = _stance_keys(graph, memo)
     presumed = _PresumedKnown(graph, memo, deps, knows, root_set)
-    frontier = list(root_list)
-    for d in range(1, max(0, config.depth) + 1):
+    depth, dependents = _walk_dependencies(
+        deps,
+        root_list,
+        lambda a: a in presumed or is_shown(graph, ranking, a, config.threshold),
+        config.depth,
+    )
+    gap_depth = _gap_depths(depth, root_set, confused)
+    out: list[Gap] = []
+    for k in _gaps_in_order(gap_depth, deps, graph):
+        ds = tuple(dependents.get(k, ()))
+        out.append(Gap(k, gap_depth[k], ds, k in confused, _reason(graph, gap_depth[k], ds, k in confused, k)))
+    return out
+
+
+def _walk_dependencies(
+    deps: Mapping[str, list[tuple[str, RelationType]]],
+    roots: list[str],
+    shown: Callable[[str], bool],
+    max_depth: int,
+) -> tuple[dict[str, int], dict[str, list[tuple[str, RelationType]]]]:
+    """Breadth-first search from ``roots`` along the dependency direction.
+
+    Parameters
+    ----------
+    deps : the dependency map (:func:`dependency_map`).
+    roots : distinct start keys (depth 0); the walk never enters a root.
+    shown : does the user show this concept (or is it presumed known)? The walk stops there.
+    max_depth : hops from the roots.
+
+    Returns
+    -------
+    depth : dict
+        key -> hops from the nearest root, for the roots (0) and every concept reached that is not shown.
+    dependents : dict
+        key -> the (dependent, relation) pairs one hop closer to the roots, in the order met.
+    """
+    root_set = set(roots)
+    depth: dict[str, int] = dict.fromkeys(roots, 0)
+    dependents: dict[str, list[tuple[str, RelationType]]] = {}
+    frontier = list(roots)
+    for d in range(1, max(0, max_depth) + 1):
         nxt: list[str] = []
         for b in frontier:
             for a, rel in deps.get(b, ()):
                 if a in root_set:
                     continue
                 if a not in depth:
-                    if a in presumed or is_shown(graph, ranking, a, config.threshold):
+                    if shown(a):
                         continue
                     depth[a] = d
                     nxt.append(a)
                 if depth[a] == d and (b, rel) not in dependents.setdefault(a, []):
                     dependents[a].append((b, rel))
         frontier = nxt
+    return depth, dependents
 
-    gap_depth: dict[str, int | None] = {k: v for k, v in depth.items() if k not in root_set}
+
+def _gap_depths(depth: Mapping[str, int], roots: set[str], confused: frozenset[str]) -> dict[str, int | None]:
+    """Gap key -> depth: the concepts the walk reached (roots excluded), a root the user is confused by
+    at 0, and any other confusing concept at None (no root depends on it)."""
+    gap_depth: dict[str, int | None] = {k: v for k, v in depth.items() if k not in roots}
     for k in sorted(confused):
-        if k in root_set:
+        if k in roots:
             gap_depth[k] = 0
         else:
             gap_depth.setdefault(k, None)
+    return gap_depth
 
+
+def _gaps_in_order(
+    gap_depth: Mapping[str, int | None], deps: Mapping[str, list[tuple[str, RelationType]]], graph: UserGraph
+) -> list[str]:
+    """Depth ascending (None last); within a depth, learning order (:func:`_learning_order`)."""
     groups: dict[int | None, list[str]] = {}
     for k, gd in gap_depth.items():
         groups.setdefault(gd, []).append(k)
@@ -190,12 +238,7 @@ def find_gaps(
         order.extend(_learning_order(groups[level], deps, graph))
     if None in groups:
         order.extend(_learning_order(groups[None], deps, graph))
-
-    out: list[Gap] = []
-    for k in order:
-        ds = tuple(dependents.get(k, ()))
-        out.append(Gap(k, gap_depth[k], ds, k in confused, _reason(graph, gap_depth[k], ds, k in confused, k)))
-    return out
+    return order
 
 
 class _PresumedKnown:
@@ -319,13 +362,7 @@ def _learning_order(
     and deterministic.
     """
     members = set(keys)
-    before: dict[str, set[str]] = {k: set() for k in members}  # k -> its dependencies in the group
-    after: dict[str, set[str]] = {k: set() for k in members}
-    for b in members:
-        for a, _ in deps.get(b, ()):
-            if a in members and a != b:
-                before[b].add(a)
-                after[a].add(b)
+    before, after = _edges_within(members, deps)
 
     def tie(k: str) -> tuple[str, str]:
         return (graph.concepts[k].name, k)
@@ -353,6 +390,21 @@ def _learning_order(
             if remaining[b] == 0:
                 heapq.heappush(ready, tie(b))
     return out
+
+
+def _edges_within(
+    members: set[str], deps: Mapping[str, list[tuple[str, RelationType]]]
+) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """The dependencies among ``members``, without self-loops: (k -> what k depends on,
+    k -> what depends on k)."""
+    before: dict[str, set[str]] = {k: set() for k in members}
+    after: dict[str, set[str]] = {k: set() for k in members}
+    for b in members:
+        for a, _ in deps.get(b, ()):
+            if a in members and a != b:
+                before[b].add(a)
+                after[a].add(b)
+    return before, after
 
 
 def _reason(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -25,7 +25,7 @@ from .evidence import LEVELS, evidence
 from .extraction.catalog_matcher import catalog_keys
 from .extraction.normalize import concept_key
 from .ids import check_id
-from .kt_fit import fit_concept
+from .kt_fit import ConceptFit, fit_concept
 from .models import Catalog, ConceptNode, Stance, UserGraph, clean_name, clean_text, utc_now
 
 if TYPE_CHECKING:
@@ -218,51 +218,25 @@ class Learner:
         wanted = {self.resolve(tenant, c)[0] for c in req.concepts} if req.concepts else None
         min_attempts = req.min_attempts or self.settings.kt_min_attempts
         num_fits = req.num_fits or self.settings.kt_num_fits
-        sequences: dict[str, dict[str, list[bool]]] = {}
-        for r in self.store.kt_attempts(tenant):
-            if wanted is None or r["key"] in wanted:
-                sequences.setdefault(r["key"], {}).setdefault(r["user_id"], []).append(bool(r["correct"]))
+        sequences = attempt_sequences(self.store.kt_attempts(tenant), wanted)
         started = time.perf_counter()
-        fitted: list[dict[str, Any]] = []
-        skipped: list[dict[str, Any]] = []
-        for key in sorted(sequences):
-            seqs = list(sequences[key].values())
-            n = sum(len(s) for s in seqs)
-            if n < min_attempts:
-                skipped.append({"concept": key, "attempts": n, "reason": f"fewer than {min_attempts} attempts"})
-                continue
-            if len({x for s in seqs for x in s}) < 2:
-                skipped.append({"concept": key, "attempts": n, "reason": "all answers are right, or all wrong"})
-                continue
-            f = fit_concept(seqs, forgets=req.forgets, num_fits=num_fits, seed=req.seed)
-            fitted.append(
-                {
-                    "concept": key,
-                    "key": key,
-                    "attempts": n,
-                    "learners": f.sequences,
-                    "log_likelihood": round(f.log_likelihood, 4),
-                    "iterations": f.iterations,
-                    "bkt": {k: round(v, 6) for k, v in f.params.to_dict().items()},
-                }
-            )
-        for k in sorted(wanted or ()):
-            if k not in sequences:
-                skipped.append({"concept": k, "attempts": 0, "reason": "no attempts"})
-        seconds = time.perf_counter() - started
+        fitted, skipped = fit_sequences(
+            sequences,
+            wanted,
+            min_attempts,
+            lambda seqs: fit_concept(seqs, forgets=req.forgets, num_fits=num_fits, seed=req.seed),
+        )
         report = {
             "method": "pyBKT EM" + (" with forgetting" if req.forgets else ""),
             "num_fits": num_fits,
             "min_attempts": min_attempts,
             "seed": req.seed,
-            "seconds": round(seconds, 3),
+            "seconds": round(time.perf_counter() - started, 3),
             "concepts_fitted": len(fitted),
             "concepts_skipped": len(skipped),
             "attempts": sum(f["attempts"] for f in fitted),
         }
-        version = None
-        if fitted:
-            version = self.store.store_kt_fit(tenant, fitted, report, report["method"])
+        version = self.store.store_kt_fit(tenant, fitted, report, report["method"]) if fitted else None
         return {
             "tenant": tenant,
             "version": version,
@@ -315,8 +289,108 @@ def with_mastery(graph: UserGraph, rows: dict[str, dict[str, Any]]) -> UserGraph
     return replace(graph, concepts=concepts)
 
 
+def attempt_sequences(rows: Sequence[dict[str, Any]], wanted: set[str] | None) -> dict[str, dict[str, list[bool]]]:
+    """Pure: the stored attempts (key, user_id, correct; in time order) as key -> user -> answers,
+    only for the ``wanted`` keys when given."""
+    sequences: dict[str, dict[str, list[bool]]] = {}
+    for r in rows:
+        if wanted is None or r["key"] in wanted:
+            sequences.setdefault(r["key"], {}).setdefault(r["user_id"], []).append(bool(r["correct"]))
+    return sequences
+
+
+def skip_reason(seqs: list[list[bool]], min_attempts: int) -> str | None:
+    """Pure: why a concept's answer sequences cannot be fitted (None: they can)."""
+    if sum(len(s) for s in seqs) < min_attempts:
+        return f"fewer than {min_attempts} attempts"
+    if len({x for s in seqs for x in s}) < 2:
+        return "all answers are right, or all wrong"
+    return None
+
+
+def fit_sequences(
+    sequences: dict[str, dict[str, list[bool]]],
+    wanted: set[str] | None,
+    min_attempts: int,
+    fit: Callable[[list[list[bool]]], ConceptFit],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Fits each concept's sequences with ``fit``, in key order: (fitted rows, skipped rows with their
+    reason; the ``wanted`` concepts without attempts last)."""
+    fitted: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    for key in sorted(sequences):
+        seqs = list(sequences[key].values())
+        n = sum(len(s) for s in seqs)
+        reason = skip_reason(seqs, min_attempts)
+        if reason is None:
+            fitted.append(_fitted_row(key, n, fit(seqs)))
+        else:
+            skipped.append({"concept": key, "attempts": n, "reason": reason})
+    skipped += [
+        {"concept": k, "attempts": 0, "reason": "no attempts"} for k in sorted(wanted or ()) if k not in sequences
+    ]
+    return fitted, skipped
+
+
+def _fitted_row(key: str, attempts: int, f: ConceptFit) -> dict[str, Any]:
+    return {
+        "concept": key,
+        "key": key,
+        "attempts": attempts,
+        "learners": f.sequences,
+        "log_likelihood": round(f.log_likelihood, 4),
+        "iterations": f.iterations,
+        "bkt": {k: round(v, 6) for k, v in f.params.to_dict().items()},
+    }
+
+
 def _ms(value: int | None) -> datetime | None:
     return None if value is None else datetime.fromtimestamp(value / 1000.0, tz=UTC)
+
+
+def _mentions_until(node: ConceptNode, cutoff: float) -> tuple[tuple[float, ...], tuple[str, ...]]:
+    """The node's mention times and roles up to ``cutoff`` (seconds); no roles when the node does not
+    carry one per mention."""
+    keep = [i for i, t in enumerate(node.mention_times) if t <= cutoff]
+    times = tuple(node.mention_times[i] for i in keep)
+    with_roles = len(node.mention_roles) == len(node.mention_times)
+    return times, tuple(node.mention_roles[i] for i in keep) if with_roles else ()
+
+
+def _stance_then(row: dict[str, Any] | None) -> dict[str, Any]:
+    """ConceptNode fields of the latest stance up to the cut (``row``: stance, stance_ms)."""
+    if not row:
+        return {"stance": None, "stance_at": None}
+    return {"stance": Stance(row["stance"]) if row.get("stance") else None, "stance_at": _ms(row["stance_ms"])}
+
+
+def _mastery_then(row: dict[str, Any] | None) -> dict[str, Any]:
+    """ConceptNode fields of the latest mastery up to the cut (``row``: mastery, attempts, correct, last_ms)."""
+    if not row:
+        return {"mastery": None, "mastery_attempts": 0, "mastery_correct": 0, "mastery_at": None}
+    return {
+        "mastery": float(row["mastery"]) if row.get("mastery") is not None else None,
+        "mastery_attempts": int(row["attempts"]),
+        "mastery_correct": int(row["correct"]),
+        "mastery_at": _ms(row["last_ms"]),
+    }
+
+
+def _node_as_of(
+    n: ConceptNode, as_of: datetime, stance: dict[str, Any] | None, mastery: dict[str, Any] | None
+) -> ConceptNode:
+    times, roles = _mentions_until(n, as_of.timestamp())
+    return replace(
+        n,
+        mention_times=times,
+        mention_roles=roles,
+        user_mentions=roles.count("user"),
+        assistant_mentions=roles.count("assistant"),
+        **_stance_then(stance),
+        **_mastery_then(mastery),
+        first_seen=n.first_seen if n.first_seen and n.first_seen <= as_of else None,
+        last_seen=datetime.fromtimestamp(max(times), tz=UTC) if times else None,
+    )
 
 
 def graph_as_of(
@@ -330,33 +404,12 @@ def graph_as_of(
     last_ms). Concepts with none of those by then leave the user's own concepts; catalog neighbours
     stay as neighbours. Relations are kept as they are now (a relation's turns are not cut).
     """
-    cutoff = as_of.timestamp()
     concepts: dict[str, ConceptNode] = {}
     for k, n in graph.concepts.items():
-        keep = [i for i, t in enumerate(n.mention_times) if t <= cutoff]
-        times = tuple(n.mention_times[i] for i in keep)
-        roles = tuple(n.mention_roles[i] for i in keep) if len(n.mention_roles) == len(n.mention_times) else ()
-        st = stances.get(k)
-        m = mastery.get(k)
-        node = replace(
-            n,
-            mention_times=times,
-            mention_roles=roles,
-            user_mentions=sum(1 for r in roles if r == "user"),
-            assistant_mentions=sum(1 for r in roles if r == "assistant"),
-            stance=Stance(st["stance"]) if st and st.get("stance") else None,
-            stance_at=_ms(st["stance_ms"]) if st else None,
-            mastery=float(m["mastery"]) if m and m.get("mastery") is not None else None,
-            mastery_attempts=int(m["attempts"]) if m else 0,
-            mastery_correct=int(m["correct"]) if m else 0,
-            mastery_at=_ms(m["last_ms"]) if m else None,
-            first_seen=n.first_seen if n.first_seen and n.first_seen <= as_of else None,
-            last_seen=datetime.fromtimestamp(max(times), tz=UTC) if times else None,
-        )
-        if not times and node.stance is None and node.mastery is None and not n.in_catalog:
-            # Not the user's yet; a catalog concept stays (it may be a neighbour or a focus).
-            continue
-        concepts[k] = node
+        node = _node_as_of(n, as_of, stances.get(k), mastery.get(k))
+        if node.mention_times or node.stance is not None or node.mastery is not None or n.in_catalog:
+            # A catalog concept stays even when not the user's yet (it may be a neighbour or a focus).
+            concepts[k] = node
     edges = tuple(e for e in graph.edges if e.source in concepts and e.target in concepts)
     return replace(graph, concepts=concepts, edges=edges, now=as_of)
 
@@ -383,6 +436,35 @@ def _at(value: Any) -> datetime | None:
     return datetime.fromisoformat(str(value))
 
 
+def _rows_until(rows: Sequence[dict[str, Any]], as_of: datetime | None) -> list[dict[str, Any]]:
+    """Copies of the rows made up to ``as_of`` (all without it)."""
+    return [dict(r) for r in rows if as_of is None or (_at(r["ts"]) or as_of) <= as_of]
+
+
+def _stance_spans(hist: list[dict[str, Any]]) -> None:
+    """Each stance holds from its turn until the next stance's turn; the last one is open."""
+    for cur, nxt in zip(hist, hist[1:]):
+        cur["valid_from"] = {"turn_id": cur["turn_id"], "ts": cur["ts"]}
+        cur["valid_to"] = {"turn_id": nxt["turn_id"], "ts": nxt["ts"]}
+    if hist:
+        hist[-1]["valid_from"] = {"turn_id": hist[-1]["turn_id"], "ts": hist[-1]["ts"]}
+        hist[-1]["valid_to"] = None
+
+
+def _overruling_attempt(
+    stance: dict[str, Any], tried: Sequence[dict[str, Any]], level: str | None
+) -> dict[str, Any] | None:
+    """The first attempt after ``stance`` was stated whose mastery reached ``level`` (the level that
+    overrules it now), if any."""
+    stated = _at(stance["ts"])
+    for a in tried:
+        if stated is not None and (_at(a["ts"]) or stated) <= stated:
+            continue
+        if LEVELS.level(a["mastery"], 1) == level:
+            return a
+    return None
+
+
 def stance_timeline(
     node: ConceptNode,
     stances: Sequence[dict[str, Any]],
@@ -397,38 +479,20 @@ def stance_timeline(
     """
     if as_of is not None and as_of.tzinfo is None:
         as_of = as_of.replace(tzinfo=UTC)
-
-    def upto(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [dict(r) for r in rows if as_of is None or (_at(r["ts"]) or as_of) <= as_of]
-
-    hist = upto(stances)
-    tried = upto(attempts)
+    hist = _rows_until(stances, as_of)
+    tried = _rows_until(attempts, as_of)
     if as_of is not None and tried:
         # The last attempt before as_of was still open then.
         last = tried[-1]
         if last.get("valid_to") and (_at(last["valid_to"]) or as_of) > as_of:
             last["valid_to"], last["closed_by"] = None, None
     ev = evidence(node)
-    for cur, nxt in zip(hist, hist[1:]):
-        cur["valid_from"] = {"turn_id": cur["turn_id"], "ts": cur["ts"]}
-        cur["valid_to"] = {"turn_id": nxt["turn_id"], "ts": nxt["ts"]}
-    if hist:
-        last_stance = hist[-1]
-        last_stance["valid_from"] = {"turn_id": last_stance["turn_id"], "ts": last_stance["ts"]}
-        last_stance["valid_to"] = None
-        if ev.overruled is not None and ev.overruled.value == last_stance["stance"]:
-            level = LEVELS.level(node.mastery, node.mastery_attempts)
-            stated = _at(last_stance["ts"])
-            closing = None
-            for a in tried:
-                if stated is not None and (_at(a["ts"]) or stated) <= stated:
-                    continue
-                if LEVELS.level(a["mastery"], 1) == level:
-                    closing = a
-                    break
-            if closing is not None:
-                last_stance["valid_to"] = {"attempt_id": closing["attempt_id"], "ts": closing["ts"]}
-                last_stance["closed_because"] = ev.reason
+    _stance_spans(hist)
+    if hist and ev.overruled is not None and ev.overruled.value == hist[-1]["stance"]:
+        closing = _overruling_attempt(hist[-1], tried, LEVELS.level(node.mastery, node.mastery_attempts))
+        if closing is not None:
+            hist[-1]["valid_to"] = {"attempt_id": closing["attempt_id"], "ts": closing["ts"]}
+            hist[-1]["closed_because"] = ev.reason
     return {
         "stance_history": hist,
         "mastery": {**mastery_view(node), "attempts": tried},

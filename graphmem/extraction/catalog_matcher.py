@@ -161,25 +161,19 @@ class CatalogMatcher:
             return
         if len(pattern) == 1 and is_cjk(pattern):
             return  # one Chinese character is a morpheme, not a name: too many false hits
-        exact = None
-        if (
-            pattern.isascii()
-            and pattern.isalpha()
-            and (len(pattern) <= 2 or pattern in STOP_WORDS or pattern in _COMMON_WORD_NAMES)
-        ):
-            exact = unicodedata.normalize("NFKC", surface.strip())
         c = self.concepts[concept]
-        kind = str(getattr(c.type, "value", c.type)) in self._kinds
-        common = not kind and not getattr(c, "unambiguous", False) and is_common_name(surface, self.common_name_zipf)
+        # A kind of thing (genre, topic…) is the word itself; a tenant may declare a name unambiguous.
+        may_be_word = str(getattr(c.type, "value", c.type)) not in self._kinds and not getattr(c, "unambiguous", False)
+        common = may_be_word and is_common_name(surface, self.common_name_zipf)
         if common:
             self.common_keys.add(concept_key(surface))
         node = self._trie
         for ch in pattern:
             node = node.setdefault(ch, {})
-        common_lower = not kind and not getattr(c, "unambiguous", False) and is_common_phrase_name(surface)
+        common_lower = may_be_word and is_common_phrase_name(surface)
         if common_lower:
             self.common_lower_keys.add(concept_key(surface))
-        node.setdefault(_END, _Entry(concept, exact, common, common_lower))
+        node.setdefault(_END, _Entry(concept, _exact_spelling(pattern, surface), common, common_lower))
 
     def resolve(self, key: str) -> int | None:
         """The concept index a concept key (of a name, alias or id) refers to, if any."""
@@ -187,57 +181,72 @@ class CatalogMatcher:
         return None if canon is None else self.key_index.get(canon)
 
     def scan(self, text: str) -> list[CatalogMatch]:
-        """Leftmost-longest, non-overlapping catalog matches with spans into `text`."""
+        """Leftmost-longest, non-overlapping catalog matches with spans into `text`.
+
+        At each position where a word may start, the trie gives every catalog name ending there
+        (``_names_from``); the longest one ``_accepts`` is the match, and the scan goes on after it.
+        """
         if not self._trie or not text:
             return []
         norm, starts, ends = normalize_with_map(text)
-        trie = self._trie
-        n = len(norm)
         out: list[CatalogMatch] = []
         i = 0
-        while i < n:
-            node = trie.get(norm[i])
-            if node is None or (i > 0 and _is_word_char(norm[i]) and _is_word_char(norm[i - 1])):
+        while i < len(norm):
+            found = self._longest_accepted(text, norm, starts, ends, i) if _starts_word(norm, i) else None
+            if found is None:
                 i += 1
                 continue
-            found: list[tuple[int, _Entry]] = []
-            j = i + 1
-            while True:
-                entry = node.get(_END)
-                if entry is not None and (j == n or not (_is_word_char(norm[j - 1]) and _is_word_char(norm[j]))):
-                    found.append((j, entry))
-                if j >= n:
-                    break
-                node = node.get(norm[j])
-                if node is None:
-                    break
-                j += 1
-            hit = None
-            for j, entry in reversed(found):  # longest first
-                start, end = starts[i], ends[j - 1]
-                if entry.exact is not None:
-                    surface = unicodedata.normalize("NFKC", text[start:end])
-                    if surface != entry.exact and surface != entry.exact.upper():
-                        continue
-                if entry.common and not self._evidence(text, start, end):
-                    continue
-                if (
-                    entry.common_lower
-                    and text[start:end].islower()
-                    and not self._evidence(text, start, end, strict=True)
-                ):
-                    continue
-                hit = CatalogMatch(start, end, entry.concept)
-                break
-            if hit is None:
-                i += 1
-                continue
-            out.append(hit)
-            i = j
+            end, entry = found
+            out.append(CatalogMatch(starts[i], ends[end - 1], entry.concept))
+            i = end
         return out
 
+    def _longest_accepted(
+        self, text: str, norm: str, starts: list[int], ends: list[int], i: int
+    ) -> tuple[int, _Entry] | None:
+        """The longest name starting at ``norm[i]`` that ``_accepts``: (its end in ``norm``, entry)."""
+        for j, entry in reversed(self._names_from(norm, i)):
+            if self._accepts(text, starts[i], ends[j - 1], entry):
+                return j, entry
+        return None
+
+    def _names_from(self, norm: str, i: int) -> list[tuple[int, _Entry]]:
+        """The catalog names that start at ``norm[i]`` and end at a word boundary, shortest first:
+        (end in ``norm``, entry)."""
+        node = self._trie.get(norm[i])
+        found: list[tuple[int, _Entry]] = []
+        j = i + 1
+        while node is not None:
+            entry = node.get(_END)
+            if entry is not None and _ends_word(norm, j):
+                found.append((j, entry))
+            if j >= len(norm):
+                break
+            node = node.get(norm[j])
+            j += 1
+        return found
+
+    def _accepts(self, text: str, start: int, end: int, entry: _Entry) -> bool:
+        """Does ``text[start:end]`` name ``entry``'s concept? An exact-case name must be spelled so;
+        an everyday word needs evidence; common words in lower case need strong evidence."""
+        if entry.exact is not None:
+            surface = unicodedata.normalize("NFKC", text[start:end])
+            if surface != entry.exact and surface != entry.exact.upper():
+                return False
+        if entry.common and not self._evidence(text, start, end):
+            return False
+        return not (
+            entry.common_lower and text[start:end].islower() and not self._evidence(text, start, end, strict=True)
+        )
+
     def _evidence(self, text: str, start: int, end: int, strict: bool = False) -> bool:
-        """Is text[start:end], a catalog name that is also a common word, used as the name?"""
+        """Is text[start:end], a catalog name that is also a common word, used as the name?
+
+        First rule that applies: a contraction ("It's") is not; quoted ("It", 《英雄》) is; a
+        Chinese name is when a cue of ``title_evidence.yaml`` touches it; an English one when it is
+        capitalised mid-sentence ("I loved Up") or a cue word is next to it in its sentence
+        (``strict``: only the strong cues before it).
+        """
         before = text[max(0, start - 40) : start]
         after = text[end : end + 20]
         prev = before.rstrip()
@@ -245,19 +254,52 @@ class CatalogMatcher:
             return False  # a contraction: "It's", "It'll"
         if prev[-1:] in _QUOTES_OPEN or (after[:1] in _QUOTES_OPEN and after[:1] not in "《【"):
             return True  # quoted: "It", 《英雄》
-        if any(is_cjk(ch) for ch in text[start:end]):
-            window, cues_before, cues_after = self._cues["zh"]
+        surface = text[start:end]
+        if any(is_cjk(ch) for ch in surface):
+            _, cues_before, cues_after = self._cues["zh"]
             return any(prev.endswith(c) for c in cues_before) or any(after.lstrip().startswith(c) for c in cues_after)
+        if surface[:1].isupper() and prev and prev[-1] not in _SENTENCE_END:
+            return True  # capitalised mid-sentence: "I loved Up"
+        return self._english_cue(prev, after, strict)
+
+    def _english_cue(self, prev: str, after: str, strict: bool) -> bool:
+        """Is a cue word of ``title_evidence.yaml`` among the words before the name in its sentence
+        or the word right after it? (``strict``: only the strong cues before it.)"""
         window, cues_before, cues_after = self._cues["en"]
         if strict:
             cues_before, cues_after = self._strong_before, frozenset()
-        surface = text[start:end]
-        if surface[:1].isupper() and prev and prev[-1] not in _SENTENCE_END:
-            return True  # capitalised mid-sentence: "I loved Up"
-        # A cue counts within the name's sentence only ("seen that movie. It looks good": no cue).
-        prev_words = [] if prev[-1:] in _SENTENCE_END else [w.strip(",;:'\"").lower() for w in prev.split()[-window:]]
-        prev_words = prev_words[
-            next((k + 1 for k in range(len(prev_words) - 1, -1, -1) if prev_words[k][-1:] in _SENTENCE_END), 0) :
-        ]
         next_words = [w.strip(".,!?;:'\"").lower() for w in after.split()[:1]]
-        return any(w in cues_before for w in prev_words) or any(w in cues_after for w in next_words)
+        return any(w in cues_before for w in _sentence_words_before(prev, window)) or any(
+            w in cues_after for w in next_words
+        )
+
+
+def _exact_spelling(pattern: str, surface: str) -> str | None:
+    """The spelling a short or everyday Latin name must be written in ("Go", not "go"), else None."""
+    if (
+        pattern.isascii()
+        and pattern.isalpha()
+        and (len(pattern) <= 2 or pattern in STOP_WORDS or pattern in _COMMON_WORD_NAMES)
+    ):
+        return unicodedata.normalize("NFKC", surface.strip())
+    return None
+
+
+def _starts_word(norm: str, i: int) -> bool:
+    """May a name start at ``norm[i]``? Not inside a Latin word or number."""
+    return i == 0 or not (_is_word_char(norm[i]) and _is_word_char(norm[i - 1]))
+
+
+def _ends_word(norm: str, j: int) -> bool:
+    """May a name end before ``norm[j]``? Not inside a Latin word or number."""
+    return j == len(norm) or not (_is_word_char(norm[j - 1]) and _is_word_char(norm[j]))
+
+
+def _sentence_words_before(prev: str, window: int) -> list[str]:
+    """The last ``window`` words of ``prev`` that are in the name's own sentence, lower case
+    ("seen that movie. It looks good": none)."""
+    if prev[-1:] in _SENTENCE_END:
+        return []
+    words = [w.strip(",;:'\"").lower() for w in prev.split()[-window:]]
+    first = next((k + 1 for k in range(len(words) - 1, -1, -1) if words[k][-1:] in _SENTENCE_END), 0)
+    return words[first:]

@@ -436,77 +436,131 @@ def _cue_pair(
     return None, None, i + 1
 
 
+class _Relations:
+    """The relations found so far in a turn, each (source, type, target) once, in finding order."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.found: list[RelationMention] = []
+        self._seen: set[tuple[str, str, str]] = set()
+
+    def add(
+        self,
+        rtype: RelationType,
+        src: ConceptMention,
+        tgt: ConceptMention,
+        cue: tuple[int, int],
+        extractor: ExtractorName,
+        conf: float,
+    ) -> None:
+        sig = (src.key, rtype.value, tgt.key)
+        if sig not in self._seen:
+            self._seen.add(sig)
+            self.found.append(_make(self.text, rtype, src, tgt, cue, extractor, conf))
+
+
+def _coordinated(text: str, sent: list[ConceptMention], j: int) -> list[ConceptMention]:
+    """``sent[j]`` and the mentions coordinated after it: "Django uses X and Y" -> [X, Y]."""
+    rights = [sent[j]]
+    k = j
+    while k + 1 < len(sent) and _COORD.match(text[sent[k].end : sent[k + 1].start]):
+        rights.append(sent[k + 1])
+        k += 1
+    return rights
+
+
+def _cue_relations(
+    patterns: tuple[CuePattern, ...],
+    text: str,
+    sent: list[ConceptMention],
+    span: tuple[int, int],
+    rels: _Relations,
+) -> set[frozenset[str]]:
+    """Cue-pattern relations between the sentence's neighbouring mentions; returns the key pairs
+    they linked (those get no co-occurrence)."""
+    linked: set[frozenset[str]] = set()
+    for i in range(len(sent) - 1):
+        a = sent[i]
+        pat, cue, j = _cue_pair(patterns, text, sent, i, span[0], span[1])
+        if pat is None or cue is None:
+            continue
+        for r in _coordinated(text, sent, j):
+            src, tgt = (a, r) if pat.forward else (r, a)
+            if src.key == tgt.key:
+                continue
+            rels.add(pat.type, src, tgt, cue, ExtractorName.pattern, CONF_PATTERN)
+            linked.add(frozenset((src.key, tgt.key)))
+    return linked
+
+
+def _pronoun_relation(
+    patterns: tuple[CuePattern, ...],
+    text: str,
+    sent: list[ConceptMention],
+    span: tuple[int, int],
+    topic: ConceptMention | None,
+    rels: _Relations,
+) -> None:
+    """ "X is … . It is a generalization of Y": a sentence opening with a pronoun is about the turn's
+    topic (the mention that opens the turn); the first pattern joining the pronoun to the sentence's
+    first mention relates the topic to it."""
+    s_start, s_end = span
+    if topic is None or not sent or s_start <= topic.end:
+        return
+    m = _PRONOUN.match(text, s_start, sent[0].start)
+    if m is None:
+        return
+    ref = topic.model_copy(update={"start": m.start("pron"), "end": m.end("pron")})
+    b = sent[0]
+    for pat in patterns:
+        if pat.before is not None or b.key == topic.key:
+            continue
+        cue = _find_cue(pat, text, ref, b, s_start, s_end)
+        if cue is None:
+            continue
+        src, tgt = (topic, b) if pat.forward else (b, topic)
+        rels.add(pat.type, src, tgt, cue, ExtractorName.pattern, CONF_PRONOUN)
+        return
+
+
+def _cooccurrences(sent: list[ConceptMention], linked: set[frozenset[str]], rels: _Relations) -> None:
+    """Weak ``related_to`` for the sentence's other concept pairs: the first
+    ``MAX_COOCCURRENCE_CONCEPTS`` distinct concepts, pairs at most ``MAX_COOCCURRENCE_SPAN`` apart."""
+    uniq: list[ConceptMention] = []
+    for mention in sent:
+        if all(mention.key != u.key for u in uniq):
+            uniq.append(mention)
+    for a, b in combinations(uniq[:MAX_COOCCURRENCE_CONCEPTS], 2):
+        pair = frozenset((a.key, b.key))
+        if pair in linked or b.end - a.start > MAX_COOCCURRENCE_SPAN:
+            continue
+        linked.add(pair)
+        rels.add(RelationType.related_to, a, b, (a.start, b.end), ExtractorName.cooccurrence, CONF_COOCCURRENCE)
+
+
 def extract_relations(
     text: str, language: str, sentences: list[tuple[int, int]], mentions: list[ConceptMention]
 ) -> list[RelationMention]:
-    """Cue-pattern relations plus sentence co-occurrence. `mentions` must be sorted by start."""
+    """Cue-pattern relations plus sentence co-occurrence. `mentions` must be sorted by start.
+
+    Per sentence, in this order (a relation found earlier in the turn is not repeated):
+
+    1. cue patterns between neighbouring mentions (``_cue_relations``), the right-hand side
+       extended over a coordinated list;
+    2. a sentence opening with a pronoun relates the turn's topic to its first mention
+       (``_pronoun_relation``);
+    3. weak co-occurrence for the pairs step 1 did not link (``_cooccurrences``).
+    """
     patterns = ZH_PATTERNS if language == "zh" else EN_PATTERNS
     # Latin cue phrases occur in Chinese turns only rarely; English patterns also run
     # on Chinese turns so that "Django uses SQLAlchemy" inside one is still found.
     if language == "zh":
         patterns = patterns + EN_PATTERNS
-    out: list[RelationMention] = []
-    seen: set[tuple[str, str, str]] = set()
-    for s_start, s_end in sentences:
-        sent = [m for m in mentions if m.start >= s_start and m.end <= s_end]
-        linked: set[frozenset[str]] = set()
-        for i in range(len(sent) - 1):
-            a = sent[i]
-            pat, cue, j = _cue_pair(patterns, text, sent, i, s_start, s_end)
-            if pat is not None and cue is not None:
-                b = sent[j]
-                # The right-hand mention may be a coordinated list: "Django uses X and Y".
-                rights = [b]
-                k = j
-                while k + 1 < len(sent) and _COORD.match(text[sent[k].end : sent[k + 1].start]):
-                    rights.append(sent[k + 1])
-                    k += 1
-                for r in rights:
-                    src, tgt = (a, r) if pat.forward else (r, a)
-                    if src.key == tgt.key:
-                        continue
-                    sig = (src.key, pat.type.value, tgt.key)
-                    if sig not in seen:
-                        seen.add(sig)
-                        out.append(_make(text, pat.type, src, tgt, cue, ExtractorName.pattern, CONF_PATTERN))
-                    linked.add(frozenset((src.key, tgt.key)))
-        # "X is … . It is a generalization of Y": a sentence opening with a pronoun is
-        # about the turn's topic (the mention that opens the turn).
-        topic = _topic(text, mentions)
-        if topic is not None and sent and s_start > topic.end:
-            m = _PRONOUN.match(text, s_start, sent[0].start)
-            if m is not None:
-                ref = topic.model_copy(update={"start": m.start("pron"), "end": m.end("pron")})
-                b = sent[0]
-                for pat in patterns:
-                    if pat.before is not None or b.key == topic.key:
-                        continue
-                    cue = _find_cue(pat, text, ref, b, s_start, s_end)
-                    if cue is None:
-                        continue
-                    src, tgt = (topic, b) if pat.forward else (b, topic)
-                    sig = (src.key, pat.type.value, tgt.key)
-                    if sig not in seen:
-                        seen.add(sig)
-                        out.append(_make(text, pat.type, src, tgt, cue, ExtractorName.pattern, CONF_PRONOUN))
-                    break
-        # Weak co-occurrence for the rest of the sentence's concept pairs.
-        uniq: list[ConceptMention] = []
-        for mention in sent:
-            if all(mention.key != u.key for u in uniq):
-                uniq.append(mention)
-        for a, b in combinations(uniq[:MAX_COOCCURRENCE_CONCEPTS], 2):
-            pair = frozenset((a.key, b.key))
-            if pair in linked or b.end - a.start > MAX_COOCCURRENCE_SPAN:
-                continue
-            linked.add(pair)
-            sig = (a.key, RelationType.related_to.value, b.key)
-            if sig in seen:
-                continue
-            seen.add(sig)
-            out.append(
-                _make(
-                    text, RelationType.related_to, a, b, (a.start, b.end), ExtractorName.cooccurrence, CONF_COOCCURRENCE
-                )
-            )
-    return out
+    rels = _Relations(text)
+    topic = _topic(text, mentions)
+    for span in sentences:
+        sent = [m for m in mentions if m.start >= span[0] and m.end <= span[1]]
+        linked = _cue_relations(patterns, text, sent, span, rels)
+        _pronoun_relation(patterns, text, sent, span, topic, rels)
+        _cooccurrences(sent, linked, rels)
+    return rels.found
