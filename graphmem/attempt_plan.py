@@ -269,13 +269,13 @@ def _results(
     figures: Mapping[str, tuple[float, float]],
 ) -> list[dict[str, Any]]:
     """One response row per request attempt, in request order. An attempt already stored is a
-    duplicate with its stored figures; one repeated in the request is applied once, and the repeat
-    is a duplicate with the figures it got."""
+    duplicate with its stored figures, as often as the request repeats it; a new one repeated in the
+    request is applied once, and the repeat is a duplicate with the figures it got."""
     out: list[dict[str, Any]] = []
     reported: set[str] = set()
     for a in attempts:
         row: dict[str, Any] = {"attempt_id": a.attempt_id, "concept": a.key, "name": a.name}
-        if a.attempt_id not in reported and a.attempt_id in dups:
+        if a.attempt_id in dups:  # stored before this request: every repeat reports the stored figures
             d = dups[a.attempt_id]
             row |= {"duplicate": True, "predicted": _round(d.get("predicted")), "mastery": _round(d.get("mastery"))}
         else:

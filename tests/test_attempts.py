@@ -151,6 +151,19 @@ def test_resent_attempts_are_duplicates_and_change_nothing(a, user_id, store, ap
     assert store.attempt_counts(UserRef(api_tenants.tenant_a, user_id)) == {"attempts": 3, "masteries": 1}
 
 
+def test_a_stored_attempt_sent_twice_in_one_call_is_a_duplicate_both_times(a, user_id, store, api_tenants):
+    # A retried batch may repeat an id: each copy is the stored attempt's duplicate (this was a 500).
+    body = attempts("r", "SQL basics", [False])
+    first = a.post(f"/v1/users/{user_id}/attempts", json=body).json()
+    twice = {"attempts": body["attempts"] * 2}
+    again = a.post(f"/v1/users/{user_id}/attempts", json=twice)
+    assert again.status_code == 200, again.text
+    rows = again.json()["attempts"]
+    assert [x["duplicate"] for x in rows] == [True, True] and again.json()["accepted"] == []
+    assert [x["mastery"] for x in rows] == [first["attempts"][0]["mastery"]] * 2
+    assert store.attempt_counts(UserRef(api_tenants.tenant_a, user_id)) == {"attempts": 1, "masteries": 1}
+
+
 def test_same_id_with_other_content_is_a_conflict_and_stores_nothing(a, user_id, store, api_tenants):
     assert a.post(f"/v1/users/{user_id}/attempts", json=attempts("c", "SQL basics", [True])).status_code == 200
     clash = attempts("c", "SQL basics", [False])  # c0 again, now wrong
