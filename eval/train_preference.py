@@ -134,8 +134,13 @@ def _fit(examples: list[Example], c: float) -> tuple[dict[str, float], float]:
     return weights, round(float(clf.intercept_[0]), 5)
 
 
+def _shuffle_key(chat_id: str) -> int:
+    """A fixed shuffle of the chats: folds are taken in this order."""
+    return (int(chat_id) * 2654435761) % 2**32
+
+
 def _folds(examples: list[Example]) -> list[int]:
-    chats = sorted({e.chat for e in examples}, key=lambda c: (int(c) * 2654435761) % 2**32)  # fixed shuffle
+    chats = sorted({e.chat for e in examples}, key=_shuffle_key)  # fixed shuffle
     fold = {c: i % FOLDS for i, c in enumerate(chats)}
     return [fold[e.chat] for e in examples]
 
@@ -191,6 +196,28 @@ def choose(examples: list[Example], probs: list[float]) -> dict[str, float]:
     }
 
 
+def end_to_end_cv(chats: list[Chat], model: dict[str, Any]) -> dict[str, Any]:
+    """The seeker-verdict scores of redial_stance_eval on train, each chat read by a model fitted on
+    the other folds' chats at the shipped C and thresholds (the train-CV figure; --cv)."""
+    from eval.redial_stance_eval import fast_stances, score
+
+    examples = derive(chats)
+    folds = dict(zip(sorted({e.chat for e in examples}, key=_shuffle_key), range(10**9)))
+    fold = {c.conversation_id: folds.get(c.conversation_id, 0) % FOLDS for c in chats}
+    extractor = ConceptExtractor(catalog_of(chats))
+    rows: list[tuple[int, str | None]] = []
+    try:
+        for k in range(FOLDS):
+            weights, bias = _fit([e for e in examples if folds[e.chat] % FOLDS != k], float(model["C"]))
+            preference.install(preference.model_from_json({**model, "weights": weights, "bias": bias}))
+            for chat in (c for c in chats if fold[c.conversation_id] == k):
+                current = fast_stances(extractor, chat)
+                rows += [(v.liked, current.get(concept_key(v.title))) for v in chat.verdicts if v.liked in (0, 1)]
+    finally:
+        preference.install(None)
+    return score(rows)
+
+
 def train(chats: list[Chat], verbose: bool = True) -> dict[str, Any]:
     examples = derive(chats)
     if verbose:
@@ -224,8 +251,12 @@ def main() -> None:
     ap.add_argument("--limit", type=int)
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--check", action="store_true", help="compare with the shipped model, write nothing")
+    ap.add_argument("--cv", action="store_true", help="end-to-end cross-validated scores of the shipped settings")
     args = ap.parse_args()
     chats = load_chats(shared_data_dir(), "train")[: args.limit]
+    if args.cv:
+        print(json.dumps(end_to_end_cv(chats, json.loads(OUT.read_text(encoding="utf-8")))))
+        return
     model = train(chats)
     if args.check:
         shipped = json.loads(OUT.read_text(encoding="utf-8"))

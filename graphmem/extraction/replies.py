@@ -29,6 +29,14 @@ CONFIDENCE_FACTOR = 0.8
 CONF_AGREE = 0.6
 MAX_TARGETS = 4
 
+# "loved the first one" / "meh on the second one" after "Heat or Inception?": the named antecedent
+# at that place in reading order.
+_ORDINAL = re.compile(
+    r"\bthe (?:(first|1st)|(second|2nd)|(third|3rd)|(last)) (?:one|movie|film)\b|\bthe (?:(former)|(latter))\b",
+    re.IGNORECASE,
+)
+_ORDINAL_INDEX = (0, 1, 2, -1, 0, -1)  # by the group that matched
+
 _SINGULAR = re.compile(
     r"\b(?:it|that one|this one|that movie|this movie|that film|this film|that book|that course)\b|这部|那部|这个|那个|这本|那本|它",
     re.IGNORECASE,
@@ -47,6 +55,7 @@ def attach_replies(
     targets: list[ConceptMention] = (
         _named(prior.concepts, "en") if prior is not None and prior.role == "assistant" else []
     )
+    in_order = list(targets)  # the same antecedents in reading order, for "the first one", "the latter"
     last_role = prior.role if prior is not None else None
     given: dict[str, Stance] = {}  # what the user's replies said so far about the current targets
     for text, role, ex, reply in zip(texts, roles, extractions, replies, strict=True):
@@ -54,9 +63,11 @@ def attach_replies(
             named = _named(ex.concepts, ex.language)
             if named:
                 if last_role == "user" or not targets:
-                    targets, opinions, given = named, {}, {}
+                    targets, in_order, opinions, given = named, named, {}, {}
                 else:
                     targets = _merge(targets, named)
+                    have_keys = {m.key for m in in_order}
+                    in_order = [*in_order, *(m for m in named if m.key not in have_keys)]
                 said = analyse_turn(text, ex.language, [(0, len(text))], named).stances
                 opinions.update({s.key: s for s in said if s.stance in (Stance.interested, Stance.dislikes)})
             out.append(ex)
@@ -72,14 +83,17 @@ def attach_replies(
             if agreed:
                 reply = ReplyStance(opinions[agreed[0].key].stance, 0, len(text), text, CONF_AGREE)
                 agreed = [m for m in agreed if opinions[m.key].stance is reply.stance]
-        if reply is not None and reply.stance is Stance.interested and targets and not agreed:
+        if reply is not None and reply.stance is not Stance.dislikes and targets and not agreed:
             # "Not really a fan of that one. I like the first half hour but …", "Too old for my taste. I was
-            # hoping for something from the 80s": a liking after a dislike in one reply is about
-            # something else or a concession; the dislike is the verdict.
+            # hoping for something from the 80s", "I didn't like that one much but I can't remember why":
+            # a liking (or a word of knowing or confusion) after a dislike in one reply is about something
+            # else or a concession; the dislike is the verdict.
             reply = _earlier_dislike(text, ex, reply)
         if reply is not None and targets:
-            chosen = agreed or (targets[:1] if _SINGULAR.search(text) else targets[:MAX_TARGETS])
-            if reply.stance is Stance.interested and not _SINGULAR.search(text):
+            ordinal = _ordinal(text, reply, in_order)
+            single = ordinal is not None or bool(_SINGULAR.search(text))
+            chosen = agreed or ([ordinal] if ordinal is not None else targets[:1] if single else targets[:MAX_TARGETS])
+            if reply.stance is Stance.interested and not single:
                 # A follow-up turn extends the reply, it does not take back its dislike ("… but I do not
                 # like much." — "I like his more out there funny ones.").
                 chosen = [m for m in chosen if given.get(m.key) is not Stance.dislikes]
@@ -98,8 +112,11 @@ def attach_replies(
             ]
             have = {s.key for s in ex.stances}
             ex = ex.model_copy(update={"stances": [*ex.stances, *(a for a in added if a.key not in have)]})
-        if own:
-            targets = []  # the user moved on to names of their own
+        if own and (any(m.in_catalog for m in own) or not any(m.in_catalog for m in targets)):
+            # The user moved on to names of their own. A name of another kind than the catalog's titles
+            # ("Another nice piece of work by Steven Spielberg." after "Have you seen King Kong?") still
+            # speaks about them: the next reply ("I don't really like it though.") is about the film.
+            targets, in_order = [], []
         out.append(ex)
         last_role = role
     return out
@@ -120,6 +137,17 @@ def _earlier_dislike(text: str, ex: TurnExtraction, reply: ReplyStance) -> Reply
             return earlier.reply
         head = head[: earlier.reply.start]
     return reply
+
+
+def _ordinal(text: str, reply: ReplyStance, in_order: Sequence[ConceptMention]) -> ConceptMention | None:
+    """The antecedent an ordinal reference nearest to the reply's cue points at ("meh on the second
+    one" -> the second title named), None without one or when it points past the names."""
+    found = [(min(abs(m.start() - reply.end), abs(reply.start - m.end())), m) for m in _ORDINAL.finditer(text)]
+    if not found or len(in_order) < 2:
+        return None
+    _, m = min(found, key=lambda x: x[0])
+    index = _ORDINAL_INDEX[next(i for i, g in enumerate(m.groups()) if g)]
+    return in_order[index] if -len(in_order) <= index < len(in_order) else None
 
 
 def _named(concepts: Sequence[ConceptMention], language: str) -> list[ConceptMention]:
