@@ -74,6 +74,19 @@ def attach_replies(
             last_role = role
             continue
         own = [m for m in ex.concepts if m.extractor is not ExtractorName.coreference and _name_like(m)]
+        on_table = {m.key for m in targets}
+        # Repeating the title just named ("I haven't seen It.") is no move to a name of one's own here.
+        if (
+            reply is None
+            and targets
+            and all(m.key in on_table for m in own)
+            and not any(s.key in on_table for s in ex.stances)
+        ):
+            # "I haven't seen that one. I'm not into horror movies.", "I don't really like those kinds of
+            # movies": disliking a kind in the reply is disliking what was just suggested.
+            kind = next((s for s in ex.stances if s.stance is Stance.dislikes and _kind(s.key, ex.concepts)), None)
+            if kind is not None:
+                reply = ReplyStance(Stance.dislikes, kind.start, kind.end, kind.cue, kind.confidence)
         # The reply stance was said before the turn named anything of its own ("I don't like ghost
         # stories. I hated Poltergeist!"): it is about what the assistant named.
         agreed: list[ConceptMention] = []
@@ -148,6 +161,11 @@ def _ordinal(text: str, reply: ReplyStance, in_order: Sequence[ConceptMention]) 
     _, m = min(found, key=lambda x: x[0])
     index = _ORDINAL_INDEX[next(i for i, g in enumerate(m.groups()) if g)]
     return in_order[index] if -len(in_order) <= index < len(in_order) else None
+
+
+def _kind(key: str, concepts: Sequence[ConceptMention]) -> bool:
+    """Is `key` a common noun of the turn ("horror movies", "those kind of movies"), not a name?"""
+    return any(m.key == key and not _name_like(m) and m.extractor is not ExtractorName.coreference for m in concepts)
 
 
 def _named(concepts: Sequence[ConceptMention], language: str) -> list[ConceptMention]:
