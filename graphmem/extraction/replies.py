@@ -106,10 +106,11 @@ def attach_replies(
             ordinal = _ordinal(text, reply, in_order)
             single = ordinal is not None or bool(_SINGULAR.search(text))
             chosen = agreed or ([ordinal] if ordinal is not None else targets[:1] if single else targets[:MAX_TARGETS])
-            if reply.stance is Stance.interested and not single:
-                # A follow-up turn extends the reply, it does not take back its dislike ("… but I do not
-                # like much." — "I like his more out there funny ones.").
-                chosen = [m for m in chosen if given.get(m.key) is not Stance.dislikes]
+            if not single:
+                # A follow-up turn extends the reply, it does not take back its verdict ("… but I do not
+                # like much." — "I like his more out there funny ones."; "that one sounds really nice" —
+                # "sorry, I'm not easy").
+                chosen = [m for m in chosen if given.get(m.key) in (None, reply.stance)]
             given.update({m.key: reply.stance for m in chosen})
             added = [
                 StanceMention(
