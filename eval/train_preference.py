@@ -25,6 +25,7 @@ import json
 import re
 import sys
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -196,26 +197,31 @@ def choose(examples: list[Example], probs: list[float]) -> dict[str, float]:
     }
 
 
-def end_to_end_cv(chats: list[Chat], model: dict[str, Any]) -> dict[str, Any]:
+def end_to_end_cv(chats: list[Chat], model: dict[str, Any], thresholds: Sequence[float] = ()) -> dict[str, Any]:
     """The seeker-verdict scores of redial_stance_eval on train, each chat read by a model fitted on
-    the other folds' chats at the shipped C and thresholds (the train-CV figure; --cv)."""
+    the other folds' chats at the shipped C and thresholds (the train-CV figure; --cv); with
+    `thresholds`, once per dislike threshold instead of the shipped one."""
     from eval.redial_stance_eval import fast_stances, score
 
     examples = derive(chats)
-    folds = dict(zip(sorted({e.chat for e in examples}, key=_shuffle_key), range(10**9)))
-    fold = {c.conversation_id: folds.get(c.conversation_id, 0) % FOLDS for c in chats}
+    rank = {c: i for i, c in enumerate(sorted({e.chat for e in examples}, key=_shuffle_key))}
+    fold = {c.conversation_id: rank.get(c.conversation_id, 0) % FOLDS for c in chats}
+    fits = [_fit([e for e in examples if fold[e.chat] != k], float(model["C"])) for k in range(FOLDS)]
     extractor = ConceptExtractor(catalog_of(chats))
-    rows: list[tuple[int, str | None]] = []
+    out: dict[str, Any] = {}
     try:
-        for k in range(FOLDS):
-            weights, bias = _fit([e for e in examples if folds[e.chat] % FOLDS != k], float(model["C"]))
-            preference.install(preference.model_from_json({**model, "weights": weights, "bias": bias}))
-            for chat in (c for c in chats if fold[c.conversation_id] == k):
-                current = fast_stances(extractor, chat)
-                rows += [(v.liked, current.get(concept_key(v.title))) for v in chat.verdicts if v.liked in (0, 1)]
+        for t in thresholds or [float(model["dislike_threshold"])]:
+            rows: list[tuple[int, str | None]] = []
+            for k, (weights, bias) in enumerate(fits):
+                fitted = {**model, "weights": weights, "bias": bias, "dislike_threshold": t}
+                preference.install(preference.model_from_json(fitted))
+                for chat in (c for c in chats if fold[c.conversation_id] == k):
+                    current = fast_stances(extractor, chat)
+                    rows += [(v.liked, current.get(concept_key(v.title))) for v in chat.verdicts if v.liked in (0, 1)]
+            out[str(t)] = score(rows)
     finally:
         preference.install(None)
-    return score(rows)
+    return out
 
 
 def train(chats: list[Chat], verbose: bool = True) -> dict[str, Any]:
@@ -252,10 +258,14 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--check", action="store_true", help="compare with the shipped model, write nothing")
     ap.add_argument("--cv", action="store_true", help="end-to-end cross-validated scores of the shipped settings")
+    ap.add_argument("--cv-thresholds", type=str, default="", help="with --cv: comma-separated dislike thresholds")
     args = ap.parse_args()
     chats = load_chats(shared_data_dir(), "train")[: args.limit]
     if args.cv:
-        print(json.dumps(end_to_end_cv(chats, json.loads(OUT.read_text(encoding="utf-8")))))
+        shipped = json.loads(OUT.read_text(encoding="utf-8"))
+        ts = [float(t) for t in args.cv_thresholds.split(",") if t]
+        for t, res in end_to_end_cv(chats, shipped, ts).items():
+            print(t, json.dumps(res))
         return
     model = train(chats)
     if args.check:
