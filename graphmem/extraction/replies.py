@@ -8,9 +8,18 @@ messages), or, for a user's follow-up turns that still name nothing ("I haven't 
 sounds good."), to the same antecedents as the reply before.
 
 * Only name-like antecedents (the confidence floor of coreference.py), never the user's own names.
+  The user moves on (the antecedents end) when they name something of their own — but a name of
+  another kind than catalog titles (an actor, a director) keeps catalog antecedents: "Another fine
+  piece of work by Denis Villeneuve." — "I don't really like it though." is about the film.
 * A reply with a singular reference ("it", "that one", 这部) goes to the first named antecedent
-  (subject position, as in coreference.py); otherwise to every antecedent of that assistant turn
-  ("those sound good", "No I haven't and I don't want to" after "Girls Trip, Friday?").
+  (subject position, as in coreference.py); an ordinal one ("the first one", "the second one", "the
+  latter") to the antecedent at that place in reading order; otherwise to every antecedent of that
+  assistant turn ("those sound good", "No I haven't and I don't want to" after "Girls Trip, Friday?").
+* Disliking a kind in the reply ("I'm not into spy movies", "I don't really like those kinds of
+  films"), with no name of the user's own except the suggested title itself, dislikes the suggestion.
+* In one reply a dislike followed by a liking, a word of knowing or of confusion ("I didn't like that
+  one much but I can't remember why") keeps the dislike as the verdict; a follow-up turn without a
+  reference extends the reply before and does not reverse its verdict, either way.
 * The stance keeps the reply's evidence span (the cue in the user's turn), with a lower confidence.
 Pure: inputs are not modified.
 """
