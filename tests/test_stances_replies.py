@@ -210,3 +210,58 @@ def test_plain_answers_get_no_stance(ex: ConceptExtractor) -> None:
         ("What do you get for the first one?", "I got 5 for the first one"),
     ]:
         assert stances(ex, [("assistant", question), ("user", answer)])[1] == {}
+
+
+# -- which antecedent a reply speaks about, and kinds and follow-ups (cases WRITTEN BY HAND) ----------
+
+
+def test_an_ordinal_reference_picks_the_antecedent_in_reading_order(ex: ConceptExtractor) -> None:
+    turns = [
+        ("assistant", "How about Paddington or Tenet?"),
+        ("user", "Loved the first one."),
+        ("user", "Meh on the second one."),
+    ]
+    got = stances(ex, turns)
+    assert got[1] == {"Paddington": "interested"} and got[2] == {"Tenet": "dislikes"}
+    got = stances(ex, [("assistant", "Try Arrival, or maybe Spanglish."), ("user", "Not a fan of the latter.")])
+    assert got[1] == {"Spanglish": "dislikes"}
+
+
+def test_a_dislike_is_the_verdict_over_a_later_word_of_confusion(ex: ConceptExtractor) -> None:
+    turns = [
+        ("assistant", "Spanglish is one of my favourites."),
+        ("user", "I didn't like that one much but I can't remember why."),
+    ]
+    assert stances(ex, turns)[1] == {"Spanglish": "dislikes"}
+
+
+def test_a_person_named_in_between_keeps_the_suggested_title(ex: ConceptExtractor) -> None:
+    turns = [
+        ("assistant", "Have you seen Arrival?"),
+        ("user", "Another fine piece of work by Denis Villeneuve."),
+        ("user", "I don't really like it though."),
+    ]
+    assert stances(ex, turns)[2].get("Arrival") == "dislikes"
+
+
+def test_disliking_a_kind_in_a_reply_dislikes_the_suggestion(ex: ConceptExtractor) -> None:
+    got = stances(
+        ex, [("assistant", "Have you seen Tenet?"), ("user", "I haven't seen Tenet. I'm not into spy movies.")]
+    )
+    assert got[1].get("Tenet") == "dislikes"
+    got = stances(ex, [("assistant", "What about Paddington?"), ("user", "I don't really like those kinds of films.")])
+    assert got[1].get("Paddington") == "dislikes"
+    # The user moved on to a title of their own: the kind is not said of the suggestion.
+    got = stances(ex, [("assistant", "Have you seen Tenet?"), ("user", "I loved Arrival. I'm not into spy movies.")])
+    assert "Tenet" not in got[1]
+
+
+def test_a_follow_up_turn_does_not_reverse_a_liking(ex: ConceptExtractor) -> None:
+    turns = [
+        ("assistant", "How about Paddington or Arrival?"),
+        ("user", "Oh those sound really nice."),
+        ("user", "Sorry, I am not easy today."),
+    ]
+    got = stances(ex, turns)
+    assert got[1]["Paddington"] == got[1]["Arrival"] == "interested"
+    assert "Paddington" not in got[2] and "Arrival" not in got[2]

@@ -8,9 +8,18 @@ messages), or, for a user's follow-up turns that still name nothing ("I haven't 
 sounds good."), to the same antecedents as the reply before.
 
 * Only name-like antecedents (the confidence floor of coreference.py), never the user's own names.
+  The user moves on (the antecedents end) when they name something of their own — but a name of
+  another kind than catalog titles (an actor, a director) keeps catalog antecedents: "Another fine
+  piece of work by Denis Villeneuve." — "I don't really like it though." is about the film.
 * A reply with a singular reference ("it", "that one", 这部) goes to the first named antecedent
-  (subject position, as in coreference.py); otherwise to every antecedent of that assistant turn
-  ("those sound good", "No I haven't and I don't want to" after "Girls Trip, Friday?").
+  (subject position, as in coreference.py); an ordinal one ("the first one", "the second one", "the
+  latter") to the antecedent at that place in reading order; otherwise to every antecedent of that
+  assistant turn ("those sound good", "No I haven't and I don't want to" after "Girls Trip, Friday?").
+* Disliking a kind in the reply ("I'm not into spy movies", "I don't really like those kinds of
+  films"), with no name of the user's own except the suggested title itself, dislikes the suggestion.
+* In one reply a dislike followed by a liking, a word of knowing or of confusion ("I didn't like that
+  one much but I can't remember why") keeps the dislike as the verdict; a follow-up turn without a
+  reference extends the reply before and does not reverse its verdict, either way.
 * The stance keeps the reply's evidence span (the cue in the user's turn), with a lower confidence.
 Pure: inputs are not modified.
 """
@@ -28,6 +37,14 @@ from graphmem.models import ConceptMention, ExtractorName, PriorTurn, Stance, St
 CONFIDENCE_FACTOR = 0.8
 CONF_AGREE = 0.6
 MAX_TARGETS = 4
+
+# "loved the first one" / "meh on the second one" after "Heat or Inception?": the named antecedent
+# at that place in reading order.
+_ORDINAL = re.compile(
+    r"\bthe (?:(first|1st)|(second|2nd)|(third|3rd)|(last)) (?:one|movie|film)\b|\bthe (?:(former)|(latter))\b",
+    re.IGNORECASE,
+)
+_ORDINAL_INDEX = (0, 1, 2, -1, 0, -1)  # by the group that matched
 
 _SINGULAR = re.compile(
     r"\b(?:it|that one|this one|that movie|this movie|that film|this film|that book|that course)\b|这部|那部|这个|那个|这本|那本|它",
@@ -47,6 +64,7 @@ def attach_replies(
     targets: list[ConceptMention] = (
         _named(prior.concepts, "en") if prior is not None and prior.role == "assistant" else []
     )
+    in_order = list(targets)  # the same antecedents in reading order, for "the first one", "the latter"
     last_role = prior.role if prior is not None else None
     given: dict[str, Stance] = {}  # what the user's replies said so far about the current targets
     for text, role, ex, reply in zip(texts, roles, extractions, replies, strict=True):
@@ -54,15 +72,30 @@ def attach_replies(
             named = _named(ex.concepts, ex.language)
             if named:
                 if last_role == "user" or not targets:
-                    targets, opinions, given = named, {}, {}
+                    targets, in_order, opinions, given = named, named, {}, {}
                 else:
                     targets = _merge(targets, named)
+                    have_keys = {m.key for m in in_order}
+                    in_order = [*in_order, *(m for m in named if m.key not in have_keys)]
                 said = analyse_turn(text, ex.language, [(0, len(text))], named).stances
                 opinions.update({s.key: s for s in said if s.stance in (Stance.interested, Stance.dislikes)})
             out.append(ex)
             last_role = role
             continue
         own = [m for m in ex.concepts if m.extractor is not ExtractorName.coreference and _name_like(m)]
+        on_table = {m.key for m in targets}
+        # Repeating the title just named ("I haven't seen It.") is no move to a name of one's own here.
+        if (
+            reply is None
+            and targets
+            and all(m.key in on_table for m in own)
+            and not any(s.key in on_table for s in ex.stances)
+        ):
+            # "I haven't seen that one. I'm not into horror movies.", "I don't really like those kinds of
+            # movies": disliking a kind in the reply is disliking what was just suggested.
+            kind = next((s for s in ex.stances if s.stance is Stance.dislikes and _kind(s.key, ex.concepts)), None)
+            if kind is not None:
+                reply = ReplyStance(Stance.dislikes, kind.start, kind.end, kind.cue, kind.confidence)
         # The reply stance was said before the turn named anything of its own ("I don't like ghost
         # stories. I hated Poltergeist!"): it is about what the assistant named.
         agreed: list[ConceptMention] = []
@@ -72,17 +105,21 @@ def attach_replies(
             if agreed:
                 reply = ReplyStance(opinions[agreed[0].key].stance, 0, len(text), text, CONF_AGREE)
                 agreed = [m for m in agreed if opinions[m.key].stance is reply.stance]
-        if reply is not None and reply.stance is Stance.interested and targets and not agreed:
+        if reply is not None and reply.stance is not Stance.dislikes and targets and not agreed:
             # "Not really a fan of that one. I like the first half hour but …", "Too old for my taste. I was
-            # hoping for something from the 80s": a liking after a dislike in one reply is about
-            # something else or a concession; the dislike is the verdict.
+            # hoping for something from the 80s", "I didn't like that one much but I can't remember why":
+            # a liking (or a word of knowing or confusion) after a dislike in one reply is about something
+            # else or a concession; the dislike is the verdict.
             reply = _earlier_dislike(text, ex, reply)
         if reply is not None and targets:
-            chosen = agreed or (targets[:1] if _SINGULAR.search(text) else targets[:MAX_TARGETS])
-            if reply.stance is Stance.interested and not _SINGULAR.search(text):
-                # A follow-up turn extends the reply, it does not take back its dislike ("… but I do not
-                # like much." — "I like his more out there funny ones.").
-                chosen = [m for m in chosen if given.get(m.key) is not Stance.dislikes]
+            ordinal = _ordinal(text, reply, in_order)
+            single = ordinal is not None or bool(_SINGULAR.search(text))
+            chosen = agreed or ([ordinal] if ordinal is not None else targets[:1] if single else targets[:MAX_TARGETS])
+            if not single:
+                # A follow-up turn extends the reply, it does not take back its verdict ("… but I do not
+                # like much." — "I like his more out there funny ones."; "that one sounds really nice" —
+                # "sorry, I'm not easy").
+                chosen = [m for m in chosen if given.get(m.key) in (None, reply.stance)]
             given.update({m.key: reply.stance for m in chosen})
             added = [
                 StanceMention(
@@ -98,8 +135,11 @@ def attach_replies(
             ]
             have = {s.key for s in ex.stances}
             ex = ex.model_copy(update={"stances": [*ex.stances, *(a for a in added if a.key not in have)]})
-        if own:
-            targets = []  # the user moved on to names of their own
+        if own and (any(m.in_catalog for m in own) or not any(m.in_catalog for m in targets)):
+            # The user moved on to names of their own. A name of another kind than the catalog's titles
+            # ("Another nice piece of work by Steven Spielberg." after "Have you seen King Kong?") still
+            # speaks about them: the next reply ("I don't really like it though.") is about the film.
+            targets, in_order = [], []
         out.append(ex)
         last_role = role
     return out
@@ -120,6 +160,22 @@ def _earlier_dislike(text: str, ex: TurnExtraction, reply: ReplyStance) -> Reply
             return earlier.reply
         head = head[: earlier.reply.start]
     return reply
+
+
+def _ordinal(text: str, reply: ReplyStance, in_order: Sequence[ConceptMention]) -> ConceptMention | None:
+    """The antecedent an ordinal reference nearest to the reply's cue points at ("meh on the second
+    one" -> the second title named), None without one or when it points past the names."""
+    found = [(min(abs(m.start() - reply.end), abs(reply.start - m.end())), m) for m in _ORDINAL.finditer(text)]
+    if not found or len(in_order) < 2:
+        return None
+    _, m = min(found, key=lambda x: x[0])
+    index = _ORDINAL_INDEX[next(i for i, g in enumerate(m.groups()) if g)]
+    return in_order[index] if -len(in_order) <= index < len(in_order) else None
+
+
+def _kind(key: str, concepts: Sequence[ConceptMention]) -> bool:
+    """Is `key` a common noun of the turn ("horror movies", "those kind of movies"), not a name?"""
+    return any(m.key == key and not _name_like(m) and m.extractor is not ExtractorName.coreference for m in concepts)
 
 
 def _named(concepts: Sequence[ConceptMention], language: str) -> list[ConceptMention]:
