@@ -157,14 +157,19 @@ class Core:
             chain.answered(version, "cache" if cached is not None else "store")
         if cached is not None:
             return cached
-        pending = self.background.pending(user) if self.background is not None else None
-        if pending is not None:
-            # Written, not yet re-ranked: rank on read (read-your-writes); the write-back stays queued.
+        if self.background is not None and self.background.busy(user):
+            # Written, not yet re-ranked (queued, or being ranked right now): wait for the user's lock. A
+            # re-rank that finished meanwhile has cached the graph, at this version or at the one its
+            # weights write-back made (which holds this version's writes too); loading and ranking here as
+            # well doubled an agent loop's work. Still queued: rank on read (read-your-writes); the
+            # write-back stays queued.
             with self.user_lock(user):
-                cached = self.ranked_graphs.current(user, version, catalog_version)
-                if cached is not None:
+                cached = self.ranked_graphs.peek(user)
+                if cached is not None and cached.version >= version and cached.catalog_version == catalog_version:
                     return cached
-                return self.reranker.rank_for_read(user, version, catalog_version, pending.write)
+                pending = self.background.pending(user)
+                if pending is not None:
+                    return self.reranker.rank_for_read(user, version, catalog_version, pending.write)
         graph = self.store.load_user_graph(user, catalog_version=catalog_version)
         ranking = rank(graph, self.ranking_config)
         ranked = RankedGraph(

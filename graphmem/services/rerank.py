@@ -298,6 +298,7 @@ class BackgroundReranker:
         self.core = core
         self.reranker = reranker
         self._pending: OrderedDict[tuple[str, str], _Pending] = OrderedDict()
+        self._running: tuple[str, str] | None = None  # the user being re-ranked right now
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._stopping = False
@@ -322,6 +323,12 @@ class BackgroundReranker:
         with self._cond:
             return self._pending.get((user.tenant, user.user_id))
 
+    def busy(self, user: UserRef) -> bool:
+        """The user's re-rank is queued or running: a read should wait for the user's lock, not rank too."""
+        key = (user.tenant, user.user_id)
+        with self._cond:
+            return key in self._pending or self._running == key
+
     def discard(self, user: UserRef) -> None:
         with self._cond:
             self._pending.pop((user.tenant, user.user_id), None)
@@ -341,9 +348,14 @@ class BackgroundReranker:
                     self._cond.wait()
                 if not self._pending:
                     return
-                _, item = self._pending.popitem(last=False)
-            with self.core.user_lock(item.user):
-                self._settle(item)
+                key, item = self._pending.popitem(last=False)
+                self._running = key
+            try:
+                with self.core.user_lock(item.user):
+                    self._settle(item)
+            finally:
+                with self._cond:
+                    self._running = None
 
     def _settle(self, item: _Pending) -> None:
         try:
