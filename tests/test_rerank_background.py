@@ -103,7 +103,7 @@ class HeldCountingStore(HeldStore):
 
 def test_a_read_during_the_users_running_rerank_waits_for_it_instead_of_ranking_again(background: Settings) -> None:
     """The agent loop's block arrives while the background ranks the turn just stored (no longer queued):
-    the read waits for the user's lock and answers from what that re-rank cached; it used to load and rank
+    the read answers from what that re-rank cached before its write-back; it used to load and rank
     the same graph a second time beside it."""
     store = HeldCountingStore(background)
     mem = GraphMemory(background, store=store)

@@ -159,13 +159,16 @@ class Core:
             return cached
         if self.background is not None and self.background.busy(user):
             # Written, not yet re-ranked (queued, or being ranked right now): wait for the user's lock. A
-            # re-rank that finished meanwhile has cached the graph, at this version or at the one its
-            # weights write-back made (which holds this version's writes too); loading and ranking here as
-            # well doubled an agent loop's work. Still queued: rank on read (read-your-writes); the
-            # write-back stays queued.
+            # re-rank that ranked meanwhile has cached the graph (before its weights write-back), at this
+            # version or at the one its write-back made (which holds this version's writes too); loading and
+            # ranking here as well doubled an agent loop's work. Still queued: rank on read
+            # (read-your-writes); the write-back stays queued.
+            cached = self._ranked_since(user, version, catalog_version)
+            if cached is not None:
+                return cached
             with self.user_lock(user):
-                cached = self.ranked_graphs.peek(user)
-                if cached is not None and cached.version >= version and cached.catalog_version == catalog_version:
+                cached = self._ranked_since(user, version, catalog_version)
+                if cached is not None:
                     return cached
                 pending = self.background.pending(user)
                 if pending is not None:
@@ -177,6 +180,13 @@ class Core:
         )
         self.ranked_graphs.put(user, ranked)
         return ranked
+
+    def _ranked_since(self, user: UserRef, version: int, catalog_version: int) -> RankedGraph | None:
+        """The cached graph if it was ranked at ``version`` or later, under this catalog version."""
+        cached = self.ranked_graphs.peek(user)
+        if cached is not None and cached.version >= version and cached.catalog_version == catalog_version:
+            return cached
+        return None
 
     def ranked_as_of(self, user: UserRef, as_of: datetime) -> RankedGraph:
         """The user's graph ranked as it stood at ``as_of`` (never cached: a past moment is asked rarely)."""

@@ -94,18 +94,18 @@ class Reranker:
         if version is None:
             return  # erased meanwhile: nothing to rank
         cached = core.ranked_graphs.current(user, version, current_catalog)
-        if cached is not None and not cached.unwritten:
-            return  # a read ranked it and nothing changed, or another settle wrote it already
-        if cached is not None:
-            new_version = core.store.write_weights(user, cached.unwritten)
-            if new_version == version + 1:
-                core.ranked_graphs.mark_written(user, version, new_version)
-            else:
-                core.ranked_graphs.drop(user)  # another process wrote in between: the next read reloads
-            return
-        if write is not None and write.version + 1 != version:
-            write = None
-        self.after_write(user, write, catalog_version if write is not None else None)
+        if cached is None:
+            # Ranked here as a read would rank it, and cached before the write-back: a read that comes
+            # meanwhile answers from the cache instead of waiting for the weights write.
+            incremental = write if catalog_version == current_catalog else None
+            cached = self.rank_for_read(user, version, current_catalog, incremental)
+        if not cached.unwritten:
+            return  # a read ranked it and nothing changed, another settle wrote it, or it was compacted
+        new_version = core.store.write_weights(user, cached.unwritten)
+        if new_version == version + 1:
+            core.ranked_graphs.mark_written(user, version, new_version)
+        else:
+            core.ranked_graphs.drop(user)  # another process wrote in between: the next read reloads
 
     def _load_and_rank(
         self, user: UserRef, write: IngestWrite | None, catalog_version: int | None
