@@ -119,9 +119,9 @@ class Settings(BaseSettings):
     gap_depth: int = 2
     subgraph_depth: int = 2
     # True: ingest commits the turns and answers; ranking and the weights write-back run after it,
-    # coalesced per user in a background thread (a read before that ranks on read). Off by default: under
-    # tests/test_load.py's 20 mixed clients a context request waited over 60 s with it on (cause not found).
-    rerank_in_background: bool = False
+    # coalesced per user in a background thread (a read before that ranks on read: read-your-writes).
+    # False ranks inside the ingest request.
+    rerank_in_background: bool = True
     # On shutdown, how long pending background re-ranks may run before they are dropped (derived data).
     rerank_drain_s: float = 5.0
 

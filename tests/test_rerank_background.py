@@ -84,6 +84,52 @@ def test_ingest_answers_before_the_rerank_and_a_read_right_after_sees_the_turn(b
         mem.close()
 
 
+class HeldCountingStore(HeldStore):
+    """A HeldStore that counts graph loads and says when a write-back has started waiting."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self.loads = 0
+        self.waiting = threading.Event()
+
+    def load_user_graph(self, user: UserRef, *args: Any, **kwargs: Any) -> Any:
+        self.loads += 1
+        return super().load_user_graph(user, *args, **kwargs)
+
+    def write_weights(self, user: UserRef, rows: Any, *args: Any, **kwargs: Any) -> int:
+        self.waiting.set()
+        return super().write_weights(user, rows, *args, **kwargs)
+
+
+def test_a_read_during_the_users_running_rerank_waits_for_it_instead_of_ranking_again(background: Settings) -> None:
+    """The agent loop's block arrives while the background ranks the turn just stored (no longer queued):
+    the read answers from what that re-rank cached before its write-back; it used to load and rank
+    the same graph a second time beside it."""
+    store = HeldCountingStore(background)
+    mem = GraphMemory(background, store=store)
+    try:
+        mem.ingest(TENANT, "dee", "s1", turn(TEXTS[0], "d0"))
+        assert mem.wait_reranked()
+        store.release.clear()
+        store.waiting.clear()
+        loads = store.loads
+        mem.ingest(TENANT, "dee", "s1", turn(TEXTS[2], "d1"))
+        assert store.waiting.wait(10)  # the background has loaded and ranked; its write-back is held
+        assert mem.core.background is not None and mem.core.background.pending(UserRef(TENANT, "dee")) is None
+        blocks: list[str] = []
+        reader = threading.Thread(target=lambda: blocks.append(mem.context(TENANT, "dee").block))
+        reader.start()
+        reader.join(0.3)
+        store.release.set()
+        reader.join(10)
+        assert blocks and "linear algebra" in blocks[0].lower()
+        assert store.loads == loads + 1  # the background's load only
+        assert mem.wait_reranked()
+    finally:
+        store.release.set()
+        mem.close()
+
+
 def test_the_end_state_equals_the_rerank_inside_the_request(settings: Settings, background: Settings) -> None:
     graphs = []
     for s in (settings, background):

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..extraction.catalog_matcher import catalog_keys
 from ..extraction.extractor import ConceptExtractor
+from ..extraction.lexical import zipf
 from ..extraction.normalize import concept_key
 from ..models import Catalog
 from ..ranking import rank
@@ -56,6 +57,9 @@ class AdminService:
         self.core.store.apply_schema()
         self.core.schema_applied = True
         ConceptExtractor(None, self.core.settings).extract(["warm up the English pipeline", "预热中文分词"])
+        # wordfreq's frequency lists (and its own jieba dictionary), which the first catalog's extractor
+        # needs: ~1.6 s of CPU that the first requests after a catalog PUT paid, each its own.
+        zipf("warm", "en"), zipf("预热", "zh")
         self.core.models_loaded = True
 
     def ready(self) -> dict[str, Any]:

@@ -62,6 +62,7 @@ class Core:
         # (tenant, catalog version, language) -> concept key -> display name (graphmem.names).
         self._names: LRU[tuple[str, int, str], dict[str, str]] = LRU(256)
         self._locks: dict[tuple[str, str], threading.Lock] = {}
+        self._build_locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
         self.schema_applied = False
         self.models_loaded = False
@@ -88,16 +89,30 @@ class Core:
     # -- extractors and names -------------------------------------------------------------
 
     def extractor_entry(self, tenant: str) -> tuple[int, ConceptExtractor]:
-        """(catalog version, the extractor built from that catalog), rebuilt when the catalog changed."""
+        """(catalog version, the extractor built from that catalog), rebuilt when the catalog changed.
+
+        One thread builds a tenant's extractor; the others wait for it (single flight). Each request used
+        to build its own: after a catalog change, 20 clients' first requests built 20 extractors at once
+        (~1.6 s of CPU each on a cold process), and on a loaded 2-core machine the last one answered after
+        more than a minute (tests/test_load.py; tests/test_extractor_build.py).
+        """
         catalog_version = self.store.catalog_version(tenant)
         cached = self.extractors.get(tenant)
         if cached and cached[0] == catalog_version:
             return cached
-        doc, version = self.store.get_catalog(tenant)
-        catalog = Catalog.model_validate(doc) if doc else None
-        entry = (version, ConceptExtractor(catalog, self.settings))
-        self.extractors[tenant] = entry
-        return entry
+        with self._build_lock(tenant):
+            cached = self.extractors.get(tenant)
+            if cached and cached[0] >= catalog_version:
+                return cached  # built by the thread this one waited for
+            doc, version = self.store.get_catalog(tenant)
+            catalog = Catalog.model_validate(doc) if doc else None
+            entry = (version, ConceptExtractor(catalog, self.settings))
+            self.extractors[tenant] = entry
+            return entry
+
+    def _build_lock(self, tenant: str) -> threading.Lock:
+        with self._guard:
+            return self._build_locks.setdefault(tenant, threading.Lock())
 
     def extractor(self, tenant: str) -> ConceptExtractor:
         return self.extractor_entry(tenant)[1]
@@ -142,14 +157,22 @@ class Core:
             chain.answered(version, "cache" if cached is not None else "store")
         if cached is not None:
             return cached
-        pending = self.background.pending(user) if self.background is not None else None
-        if pending is not None:
-            # Written, not yet re-ranked: rank on read (read-your-writes); the write-back stays queued.
+        if self.background is not None and self.background.busy(user):
+            # Written, not yet re-ranked (queued, or being ranked right now): wait for the user's lock. A
+            # re-rank that ranked meanwhile has cached the graph (before its weights write-back), at this
+            # version or at the one its write-back made (which holds this version's writes too); loading and
+            # ranking here as well doubled an agent loop's work. Still queued: rank on read
+            # (read-your-writes); the write-back stays queued.
+            cached = self._ranked_since(user, version, catalog_version)
+            if cached is not None:
+                return cached
             with self.user_lock(user):
-                cached = self.ranked_graphs.current(user, version, catalog_version)
+                cached = self._ranked_since(user, version, catalog_version)
                 if cached is not None:
                     return cached
-                return self.reranker.rank_for_read(user, version, catalog_version, pending.write)
+                pending = self.background.pending(user)
+                if pending is not None:
+                    return self.reranker.rank_for_read(user, version, catalog_version, pending.write)
         graph = self.store.load_user_graph(user, catalog_version=catalog_version)
         ranking = rank(graph, self.ranking_config)
         ranked = RankedGraph(
@@ -157,6 +180,13 @@ class Core:
         )
         self.ranked_graphs.put(user, ranked)
         return ranked
+
+    def _ranked_since(self, user: UserRef, version: int, catalog_version: int) -> RankedGraph | None:
+        """The cached graph if it was ranked at ``version`` or later, under this catalog version."""
+        cached = self.ranked_graphs.peek(user)
+        if cached is not None and cached.version >= version and cached.catalog_version == catalog_version:
+            return cached
+        return None
 
     def ranked_as_of(self, user: UserRef, as_of: datetime) -> RankedGraph:
         """The user's graph ranked as it stood at ``as_of`` (never cached: a past moment is asked rarely)."""

@@ -94,18 +94,18 @@ class Reranker:
         if version is None:
             return  # erased meanwhile: nothing to rank
         cached = core.ranked_graphs.current(user, version, current_catalog)
-        if cached is not None and not cached.unwritten:
-            return  # a read ranked it and nothing changed, or another settle wrote it already
-        if cached is not None:
-            new_version = core.store.write_weights(user, cached.unwritten)
-            if new_version == version + 1:
-                core.ranked_graphs.mark_written(user, version, new_version)
-            else:
-                core.ranked_graphs.drop(user)  # another process wrote in between: the next read reloads
-            return
-        if write is not None and write.version + 1 != version:
-            write = None
-        self.after_write(user, write, catalog_version if write is not None else None)
+        if cached is None:
+            # Ranked here as a read would rank it, and cached before the write-back: a read that comes
+            # meanwhile answers from the cache instead of waiting for the weights write.
+            incremental = write if catalog_version == current_catalog else None
+            cached = self.rank_for_read(user, version, current_catalog, incremental)
+        if not cached.unwritten:
+            return  # a read ranked it and nothing changed, another settle wrote it, or it was compacted
+        new_version = core.store.write_weights(user, cached.unwritten)
+        if new_version == version + 1:
+            core.ranked_graphs.mark_written(user, version, new_version)
+        else:
+            core.ranked_graphs.drop(user)  # another process wrote in between: the next read reloads
 
     def _load_and_rank(
         self, user: UserRef, write: IngestWrite | None, catalog_version: int | None
@@ -298,6 +298,7 @@ class BackgroundReranker:
         self.core = core
         self.reranker = reranker
         self._pending: OrderedDict[tuple[str, str], _Pending] = OrderedDict()
+        self._running: tuple[str, str] | None = None  # the user being re-ranked right now
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._stopping = False
@@ -322,6 +323,12 @@ class BackgroundReranker:
         with self._cond:
             return self._pending.get((user.tenant, user.user_id))
 
+    def busy(self, user: UserRef) -> bool:
+        """The user's re-rank is queued or running: a read should wait for the user's lock, not rank too."""
+        key = (user.tenant, user.user_id)
+        with self._cond:
+            return key in self._pending or self._running == key
+
     def discard(self, user: UserRef) -> None:
         with self._cond:
             self._pending.pop((user.tenant, user.user_id), None)
@@ -341,9 +348,14 @@ class BackgroundReranker:
                     self._cond.wait()
                 if not self._pending:
                     return
-                _, item = self._pending.popitem(last=False)
-            with self.core.user_lock(item.user):
-                self._settle(item)
+                key, item = self._pending.popitem(last=False)
+                self._running = key
+            try:
+                with self.core.user_lock(item.user):
+                    self._settle(item)
+            finally:
+                with self._cond:
+                    self._running = None
 
     def _settle(self, item: _Pending) -> None:
         try:
