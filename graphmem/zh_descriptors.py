@@ -26,8 +26,8 @@ MODIFIER_ZIPF = 3.8
 # (加拿大 5.13, 英国 5.48, 亚洲 5.22); places a chat is about are rarer (威尼斯 4.09, 三里屯 1.68).
 COMMON_PLACE_ZIPF = 4.5
 # The stem of "<stem>奖" at least this common is a category (导演 4.87, 新人 4.50, 主角 4.53);
-# award names have rare stems (金旋 2.56, 金曲 3.00) or are dictionary names themselves.
-AWARD_STEM_ZIPF = 3.5
+# award names have rarer stems (金像 4.08, 金曲 3.00, 金旋 2.56).
+AWARD_STEM_ZIPF = 4.2
 # jieba tags of everyday words that may describe (adjectives, distinguishing words, verbs, nouns,
 # adverbs, places); names (nr, nrt, nt, nz), numbers (m), Latin (eng) and idioms (i, l) never do.
 DESCRIBING_TAGS = frozenset({"a", "ad", "an", "b", "d", "f", "n", "ns", "v", "vn", "z"})
@@ -53,6 +53,13 @@ def descriptor_heads() -> frozenset[str]:
 @lru_cache(maxsize=1)
 def award_endings() -> tuple[str, ...]:
     return tuple(_data()["award_endings"])
+
+
+@lru_cache(maxsize=1)
+def lead_words() -> frozenset[str]:
+    from graphmem.extraction.candidates import ROLE_ZH
+
+    return frozenset(_data()["lead_words"]) | ROLE_ZH
 
 
 @lru_cache(maxsize=1)
@@ -106,24 +113,38 @@ def descriptor_reason(key: str, place_like: bool = False) -> str | None:
     single = common_place_reason(key)
     if single:
         return single
+    award = _award_category(key)
+    if award:
+        return award
     if _tags().get(key) in NAME_TAGS:
         return None
     ps = pieces(key)
     if len(ps) < 2:
         return None
     (head, _), mods = ps[-1], ps[:-1]
+    if ps[0][0] in lead_words() and len(key) - len(ps[0][0]) >= 2:
+        return "lead_word"
+    if not head.endswith(award_endings()) and any(len(w) > 1 and w.endswith(award_endings()) for w, _ in mods):
+        return "cut_award"  # 金钟奖|戏剧|节目|男, 金球奖|塞西尔: an award's name and what followed it
     if head in descriptor_heads() and all(_describing(w, t) for w, t in mods):
         return "descriptor_phrase"
-    if head in award_endings() and len(mods) == 1:
-        stem, tag = mods[0]
-        if tag in DESCRIBING_TAGS and zipf(stem, "zh") >= AWARD_STEM_ZIPF:
-            return "award_category"
     if _address(ps):
         return "address"
     if _role_and_name(ps):
         return "role_and_name"
     if place_like and all(len(w) > 1 and t in ATTRIBUTE_TAGS and zipf(w, "zh") >= MODIFIER_ZIPF for w, t in mods):
         return "descriptor_place"
+    return None
+
+
+def _award_category(key: str) -> str | None:
+    """导演奖, 新人奖, 成就奖: an everyday word plus 奖 (jieba's dictionary lists many such words, some
+    tagged as names) is an award's category whose name was cut off."""
+    for ending in award_endings():
+        stem = key[: -len(ending)]
+        if key.endswith(ending) and len(stem) > 1 and _tags().get(stem) in DESCRIBING_TAGS:
+            if zipf(stem, "zh") >= AWARD_STEM_ZIPF:
+                return "award_category"
     return None
 
 
