@@ -40,9 +40,9 @@ from graphmem.extraction.normalize import concept_key
 from graphmem.models import TurnIn
 
 LABELS = REPO / "eval" / "data" / "block_labels.csv"
-REDIAL_CHATS = 12
-BRIDGE_CHATS = 12
-KDCONV_CHATS = 3  # per domain (2 until zhblocks; the third of each domain was labelled after the rules were set)
+REDIAL_CHATS = 16  # 12 until the blocks branch; chats 13-16 were labelled after its rules were set
+BRIDGE_CHATS = 16  # likewise
+KDCONV_CHATS = 5  # per domain (2 until zhblocks, 3 until blocks; the later ones were labelled after the rules were set)
 SECTIONS = ("core_topics", "related_concepts", "avoid", "knowledge_gaps")
 
 

@@ -37,6 +37,7 @@ ATTRIBUTE_TAGS = frozenset({"a", "ad", "b", "d", "v", "z"})
 # title 荒岛余生 is not a role.
 ROLE_ZIPF = 3.4
 PERSON_TAGS = frozenset({"nr", "nrfg", "nrt"})
+PLACE_OR_NAME_TAGS = frozenset({"ns", "nr", "nrt"})  # jieba tags some foreign places as names (波士顿 nr)
 NAME_TAGS = frozenset({"nr", "nrfg", "nrt", "ns", "nt", "nz"})
 
 
@@ -60,6 +61,11 @@ def lead_words() -> frozenset[str]:
     from graphmem.extraction.candidates import ROLE_ZH
 
     return frozenset(_data()["lead_words"]) | ROLE_ZH
+
+
+@lru_cache(maxsize=1)
+def language_endings() -> tuple[str, ...]:
+    return tuple(_data()["language_endings"])
 
 
 @lru_cache(maxsize=1)
@@ -113,6 +119,8 @@ def descriptor_reason(key: str, place_like: bool = False) -> str | None:
     single = common_place_reason(key)
     if single:
         return single
+    if 2 <= len(key) <= 3 and key.endswith(language_endings()) and _tags().get(key) in ("n", "nz"):
+        return "language_name"
     award = _award_category(key)
     if award:
         return award
@@ -150,10 +158,11 @@ def _award_category(key: str) -> str | None:
 
 def _address(ps: tuple[tuple[str, str | None], ...]) -> bool:
     """北京市|东城区|…: two administrative divisions in a row, or place names only that start with a
-    division or a very common place and end in an address unit (台湾|台南县, …|三里屯北路)."""
+    division or a very common place and end in an address unit (台湾|台南县, …|三里屯北路,
+    美国|马萨诸塞州|波士顿|剑桥市)."""
     if len(ps) >= 3 and all(t == "ns" and w.endswith(admin_units()) for w, t in ps[:2]):
         return True
-    if all(t == "ns" for _, t in ps):
+    if ps[0][1] == "ns" and ps[-1][1] == "ns" and all(t in PLACE_OR_NAME_TAGS for _, t in ps):
         first = ps[0][0]
         return (first.endswith(admin_units()) or zipf(first, "zh") >= COMMON_PLACE_ZIPF) and ps[-1][0].endswith(
             address_units()

@@ -43,9 +43,20 @@ def reason(key: str) -> str | None:
         ("北京市朝阳区建国路", "address"),
         ("台湾台南县", "address"),
         ("广州市天河区体育西路", "address"),
+        ("美国加州洛杉矶市", "address"),
+        # a language said in passing
+        ("德语", "language_name"),
+        ("英文", "language_name"),
         # a role noun fused onto a personal name
         ("收藏家王建国", "role_and_name"),
         ("诗人李白", "role_and_name"),
+        # a sentence's recitation verb or role word fused onto a name
+        ("饰演管家", "lead_word"),
+        ("参观故宫博物院", "lead_word"),
+        ("主演张三丰", "lead_word"),
+        # an award's name and what followed it in the sentence
+        ("金鸡奖最佳影片", "cut_award"),
+        ("金马奖评委", "cut_award"),
         # a kind of place with only attributes before it
         ("公立博物馆", "descriptor_place"),
     ],
@@ -72,6 +83,10 @@ def test_descriptions_are_recognised(key: str, why: str) -> None:
         "北京三里屯",  # ends in a place name, not an address unit
         "荒岛余生",  # a film title: 荒岛 is no role noun (Zipf 3.23 < ROLE_ZIPF)
         "周杰伦",
+        "奥斯卡金像奖荣誉奖",  # an award and its category, ending in 奖
+        "离开拉斯维加斯",  # a title that starts with a verb not listed as a lead word
+        "获得",  # a lead word alone is no fusion
+        "恋爱物语",  # a title ending in 语 is no dictionary word
         "瑞恩·高斯林",  # not all Han characters: never judged here
         "Python基础",
     ],

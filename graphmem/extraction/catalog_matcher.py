@@ -252,8 +252,8 @@ class CatalogMatcher:
         if strict:
             cues_before, cues_after = self._strong_before, frozenset()
         surface = text[start:end]
-        if surface[:1].isupper() and prev and prev[-1] not in _SENTENCE_END:
-            return True  # capitalised mid-sentence: "I loved Up"
+        if surface[:1].isupper() and prev and prev[-1] not in _SENTENCE_END and not _in_title_run(prev, after):
+            return True  # capitalised mid-sentence: "I loved Up" (not "Set It Off", a longer title)
         # A cue counts within the name's sentence only ("seen that movie. It looks good": no cue).
         prev_words = [] if prev[-1:] in _SENTENCE_END else [w.strip(",;:'\"").lower() for w in prev.split()[-window:]]
         prev_words = prev_words[
@@ -261,3 +261,12 @@ class CatalogMatcher:
         ]
         next_words = [w.strip(".,!?;:'\"").lower() for w in after.split()[:1]]
         return any(w in cues_before for w in prev_words) or any(w in cues_after for w in next_words)
+
+
+def _in_title_run(before: str, after: str) -> bool:
+    """A capitalised word between capitalised words ("Set It Off", "Pretty Little Liars") is part of a
+    longer Title Case name, which is no evidence that the word alone is meant."""
+    prev_words, next_words = before.split()[-1:], after.split()[:1]
+    prev_cap = bool(prev_words) and prev_words[0][:1].isupper() and prev_words[0] != "I"
+    next_cap = bool(next_words) and next_words[0][:1].isupper() and next_words[0] != "I"
+    return prev_cap or next_cap
