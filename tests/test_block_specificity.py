@@ -153,6 +153,7 @@ def _matched(ex: ConceptExtractor, text: str) -> list[str]:
         ("Set It Off is a great movie", []),  # capitalised inside a longer Title Case name: no evidence
         ("we saw Pretty Little Life Stories", []),
         ("I loved Up and Cars", ["Up"]),
+        ("I loved Stephen King's It", ["It"]),  # after a capitalised word only: still the title
     ],
 )
 def test_common_word_titles_need_evidence_en(text: str, expected: list[str]) -> None:

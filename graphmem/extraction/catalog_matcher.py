@@ -264,9 +264,8 @@ class CatalogMatcher:
 
 
 def _in_title_run(before: str, after: str) -> bool:
-    """A capitalised word between capitalised words ("Set It Off", "Pretty Little Liars") is part of a
-    longer Title Case name, which is no evidence that the word alone is meant."""
-    prev_words, next_words = before.split()[-1:], after.split()[:1]
-    prev_cap = bool(prev_words) and prev_words[0][:1].isupper() and prev_words[0] != "I"
-    next_cap = bool(next_words) and next_words[0][:1].isupper() and next_words[0] != "I"
-    return prev_cap or next_cap
+    """A capitalised word followed by another capitalised word ("Set It Off", "seen It Follows") starts
+    or sits inside a longer Title Case name, which is no evidence that the word alone is meant; one
+    after a capitalised word only ("Stephen King's It") may still be the title."""
+    next_words = after.split()[:1]
+    return bool(next_words) and next_words[0][:1].isupper() and next_words[0] != "I"
