@@ -12,7 +12,10 @@ Items are core_topics + related_concepts (+ avoid, + knowledge_gaps), default to
 
 Labels: ``eval/data/block_labels.csv`` holds references only — dataset, conversation id, item (the
 concept name as shown), label (1: about this user, 0: not), note — never the conversation text.
-Labelled by hand (by the engineer who wrote this, reading each conversation): 1 when the item is
+Labelled by hand (by the engineer who wrote this, reading each conversation; the blocks branch
+labelled the items its blocks newly showed and the chats it added to the sample the same way; four
+small rules came after that labelling and were seen on those chats — eval/results/NOTES.md says which
+and gives the figure before them): 1 when the item is
 something this user named, asked about, was taught or was recommended in their own conversation,
 a specific thing of their interests or lesson; 0 for generic or dialogue words, fragments, wrong
 catalog matches (the pronoun "It" as the film), and things that are not the user's.

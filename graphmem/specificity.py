@@ -129,7 +129,9 @@ def language_reason(
 
 
 def zh_language_reason(key: str, mentions: int, config: SpecificityConfig) -> str | None:
-    """Chinese: a very common word (过程, 喜欢), or an everyday dictionary noun said in passing.
+    """Chinese: a very common word (过程, 喜欢), a description rather than a name (a nationality, 美国小说家,
+    同名小说, an award category, an address, a role fused onto a name, a language: graphmem/zh_descriptors.py),
+    or an everyday dictionary noun said in passing.
 
     A key jieba's dictionary tags as a common noun (n) with wordfreq Zipf >= ``common_noun_zipf_zh``
     (作曲家, 食堂, 配音, 乐坛, 导演奖) names a kind of thing, not this user's topic, unless the
