@@ -252,8 +252,8 @@ class CatalogMatcher:
         if strict:
             cues_before, cues_after = self._strong_before, frozenset()
         surface = text[start:end]
-        if surface[:1].isupper() and prev and prev[-1] not in _SENTENCE_END and not _in_title_run(prev, after):
-            return True  # capitalised mid-sentence: "I loved Up" (not "Set It Off", a longer title)
+        if surface[:1].isupper() and prev and prev[-1] not in _SENTENCE_END:
+            return True  # capitalised mid-sentence: "I loved Up"
         # A cue counts within the name's sentence only ("seen that movie. It looks good": no cue).
         prev_words = [] if prev[-1:] in _SENTENCE_END else [w.strip(",;:'\"").lower() for w in prev.split()[-window:]]
         prev_words = prev_words[
@@ -261,11 +261,3 @@ class CatalogMatcher:
         ]
         next_words = [w.strip(".,!?;:'\"").lower() for w in after.split()[:1]]
         return any(w in cues_before for w in prev_words) or any(w in cues_after for w in next_words)
-
-
-def _in_title_run(before: str, after: str) -> bool:
-    """A capitalised word followed by another capitalised word ("Set It Off", "seen It Follows") starts
-    or sits inside a longer Title Case name, which is no evidence that the word alone is meant; one
-    after a capitalised word only ("Stephen King's It") may still be the title."""
-    next_words = after.split()[:1]
-    return bool(next_words) and next_words[0][:1].isupper() and next_words[0] != "I"
