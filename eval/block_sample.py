@@ -12,7 +12,10 @@ Items are core_topics + related_concepts (+ avoid, + knowledge_gaps), default to
 
 Labels: ``eval/data/block_labels.csv`` holds references only — dataset, conversation id, item (the
 concept name as shown), label (1: about this user, 0: not), note — never the conversation text.
-Labelled by hand (by the engineer who wrote this, reading each conversation): 1 when the item is
+Labelled by hand (by the engineer who wrote this, reading each conversation; the blocks branch
+labelled the items its blocks newly showed and the chats it added to the sample the same way; four
+small rules came after that labelling and were seen on those chats — eval/results/NOTES.md says which
+and gives the figure before them): 1 when the item is
 something this user named, asked about, was taught or was recommended in their own conversation,
 a specific thing of their interests or lesson; 0 for generic or dialogue words, fragments, wrong
 catalog matches (the pronoun "It" as the film), and things that are not the user's.
@@ -40,9 +43,9 @@ from graphmem.extraction.normalize import concept_key
 from graphmem.models import TurnIn
 
 LABELS = REPO / "eval" / "data" / "block_labels.csv"
-REDIAL_CHATS = 12
-BRIDGE_CHATS = 12
-KDCONV_CHATS = 3  # per domain (2 until zhblocks; the third of each domain was labelled after the rules were set)
+REDIAL_CHATS = 16  # 12 until the blocks branch; chats 13-16 were labelled after its rules were set
+BRIDGE_CHATS = 16  # likewise
+KDCONV_CHATS = 5  # per domain (2 until zhblocks, 3 until blocks; the later ones were labelled after the rules were set)
 SECTIONS = ("core_topics", "related_concepts", "avoid", "knowledge_gaps")
 
 

@@ -44,6 +44,7 @@ from graphmem.extraction.lexical import (
     zipf,
 )
 from graphmem.models import ConceptNode
+from graphmem.zh_descriptors import descriptor_reason
 
 if TYPE_CHECKING:
     from graphmem.settings import Settings
@@ -68,6 +69,10 @@ __all__ = [
 # named nothing heavier, i.e. when the conversation centres on it; the user's own common words said
 # in passing ("process", "return", "feel") are noise anywhere.
 CENTRAL_ONLY = frozenset({"common_word_of_assistant"})
+# Chinese reasons that do not hold when both the user and the assistant name the word: an everyday
+# noun or a well-known place both sides talk about is the conversation's topic (鸟巢 in a chat about
+# Beijing, 海洋 as the film both discuss), not a word said in passing (加拿大 as an actor's nationality).
+SHARED_TOPIC_OK = frozenset({"common_noun_zh", "common_place"})
 
 
 @dataclass(frozen=True)
@@ -124,7 +129,9 @@ def language_reason(
 
 
 def zh_language_reason(key: str, mentions: int, config: SpecificityConfig) -> str | None:
-    """Chinese: a very common word (过程, 喜欢), or an everyday dictionary noun said in passing.
+    """Chinese: a very common word (过程, 喜欢), a description rather than a name (a nationality, 美国小说家,
+    同名小说, an award category, an address, a role fused onto a name, a language: graphmem/zh_descriptors.py),
+    or an everyday dictionary noun said in passing.
 
     A key jieba's dictionary tags as a common noun (n) with wordfreq Zipf >= ``common_noun_zipf_zh``
     (作曲家, 食堂, 配音, 乐坛, 导演奖) names a kind of thing, not this user's topic, unless the
@@ -141,6 +148,9 @@ def zh_language_reason(key: str, mentions: int, config: SpecificityConfig) -> st
     z = zipf(key, "zh")
     if z >= config.common_zipf_zh:
         return "common_word"
+    described = descriptor_reason(key, zh_place_like(key))
+    if described:
+        return described
     if z >= config.common_noun_zipf_zh and zh_dictionary_tag(key) == "n" and not zh_place_like(key):
         return "common_noun_zh"
     return None
@@ -171,8 +181,8 @@ def node_reason(node: ConceptNode, config: SpecificityConfig, categories: frozen
         or meta_reason(key)
         or language_reason(key, node.user_mentions + node.assistant_mentions, config, categories)
     )
-    if reason == "common_noun_zh" and node.user_mentions and node.assistant_mentions:
-        return None  # both sides name it (鸟巢, 水立方 in a chat about Beijing): a topic they share
+    if reason in SHARED_TOPIC_OK and node.user_mentions and node.assistant_mentions:
+        return None  # both sides name it (鸟巢, 水立方, the film 海洋 in a chat about it): a topic they share
     return "common_word_of_assistant" if reason == "common_word" and node.user_mentions == 0 else reason
 
 
