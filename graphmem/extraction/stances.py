@@ -267,6 +267,8 @@ def decide(
     who = text
     for mention in (m for m in inside if _name_like(m)):
         a, b = mention.start - cl.start, mention.end - cl.start
+        if cs.language == "zh" and cs.others.fullmatch(text, a, b):
+            continue  # a kinship word found as a name (哥哥, 闺蜜) is still the subject
         who = who[:a] + "x" * (b - a) + who[b:]
     last_other, last_self = _subjects(cs, who, len(who))
     other_here = last_other > last_self if max(last_other, last_self) >= 0 else other

@@ -35,10 +35,12 @@ MODEL_FILE = "stance_zh_model.json"
 CLASSES = ("interested", "confused", "knows", "dislikes", "none")
 MASK = "X"
 CONF_MODEL = 0.55  # below a cue's 0.8: a learnt guess
+MIN_WORDS_CHARS = 2  # Chinese characters besides the names a context needs
 
 _NEGATORS = frozenset({"不", "没", "没有", "从没", "从没有", "从来没", "从来没有", "从未", "不再", "别", "未", "并不", "并没有"})
 _CLAUSE = re.compile(r"[，,；;：:。！!？?…]+")
 _QUESTION = re.compile(r"(?:[?？]|吗|么|呢|吧)\s*$")
+_HEARSAY = re.compile(r"(?:听说(?!过)|据说|网上|都说|号称|传说)")
 _ASKS = re.compile(r"(?:怎么|为什么|为啥|什么|啥|哪|如何|到底|咋)")
 
 
@@ -107,6 +109,10 @@ def features(context: str, cs: CueSet) -> dict[str, float]:
         out["s:other"] = 1.0
     if cs.self_.search(context):
         out["s:self"] = 1.0
+    else:
+        out["s:no_self"] = 1.0
+    if _HEARSAY.search(context):
+        out["s:hearsay"] = 1.0
     if first_mask == 0 or (first_mask > 0 and not context[:first_mask].strip("《“\"「 ")):
         out["s:topic_first"] = 1.0
     past, now = cs.past.search(context), cs.now.search(context)
@@ -184,6 +190,33 @@ def shipped() -> StanceModel | None:
     return model_from_json(json.loads(path.read_text(encoding="utf-8")))
 
 
+def asked(
+    src: str,
+    sentences: Sequence[tuple[int, int]],
+    mentions: Sequence[ConceptMention],
+    decided: set[str],
+    cs: CueSet,
+) -> list[tuple[ConceptMention, str]]:
+    """(mention, masked context) for each name the model is asked about: name-like, no cue decided
+    about it (nor spoke for someone else), a context with words of its own besides names, and the
+    user's own voice — no hearsay (听说, 网上都说) and no other person without 我 beside them."""
+    out: list[tuple[ConceptMention, str]] = []
+    seen: set[str] = set(decided)
+    for m in mentions:
+        if m.key in seen or not named(m):
+            continue
+        seen.add(m.key)
+        context = context_of(src, sentences, mentions, m)
+        cjk = sum(is_cjk(c) for c in context)
+        masks = context.count(MASK)
+        if cjk < MIN_WORDS_CHARS or (masks >= 2 and 2 * masks > cjk):
+            continue  # a list of names ("有刘嘉玲，叶玉卿，…") or a bare title says nothing about the user
+        if _HEARSAY.search(context) or (cs.others.search(context) and not cs.self_.search(cs.others.sub("", context))):
+            continue  # "听说X很有名", "我爸妈都知道X": someone else's word, not the user's
+        out.append((m, context))
+    return out
+
+
 def guesses(
     src: str,
     sentences: Sequence[tuple[int, int]],
@@ -197,14 +230,7 @@ def guesses(
     if sm is None:
         return []
     out: list[tuple[ConceptMention, Stance, int, int, float]] = []
-    seen: set[str] = set(decided)
-    for m in mentions:
-        if m.key in seen or not named(m):
-            continue
-        seen.add(m.key)
-        context = context_of(src, sentences, mentions, m)
-        if not any(is_cjk(c) for c in context):
-            continue
+    for m, context in asked(src, sentences, mentions, decided, cs):
         stance, p = sm.decide(features(context, cs))
         if stance is None:
             continue
@@ -213,4 +239,4 @@ def guesses(
     return out
 
 
-__all__ = ["StanceModel", "features", "context_of", "guesses", "install", "model", "shipped", "CLASSES", "MODEL_FILE"]
+__all__ = ["StanceModel", "features", "context_of", "asked", "guesses", "install", "model", "shipped", "CLASSES", "MODEL_FILE"]
