@@ -124,3 +124,32 @@ def test_without_the_model_only_the_rules_speak(ex: ConceptExtractor) -> None:
     finally:
         stance_model.install(None)
     assert stance_of(ex, "油画我一直想找个老师系统地学", "油画") is Stance.interested
+
+
+def test_corpus2_file_is_well_formed() -> None:
+    """eval/devsets/stances_corpus2_zh.jsonl: Chinese items with the concept in the text and a known label."""
+    from pathlib import Path
+
+    from eval.natural_stance_eval import load
+
+    items = load(Path(__file__).resolve().parent.parent / "eval" / "devsets" / "stances_corpus2_zh.jsonl")
+    assert len(items) == 500 and len({it["id"] for it in items}) == 500
+    assert all(it["language"] == "zh" and it["concept"] in it["text"] for it in items)
+
+
+def test_training_reproduces_the_shipped_model(shared_data: object) -> None:
+    """eval/train_stance_zh.py's derivation and one fit at the shipped C give the shipped weights
+    (the cross-validated choice of C and threshold runs in `python -m eval.train_stance_zh --check`)."""
+    from importlib import resources
+
+    from eval import train_stance_zh as ts
+
+    shipped = json.loads(
+        resources.files("graphmem.extraction").joinpath("data", stance_model.MODEL_FILE).read_text("utf-8")
+    )
+    items = [it for it in ts.derive() if it.writer != "kdconv-check"]
+    counts = {w: sum(it.writer == w for it in items) for w in sorted({it.writer for it in items})}
+    assert counts == shipped["trained_on"]
+    m = ts._fit(items, shipped["C"], shipped["asked_weight"])
+    assert m.weights.keys() == shipped["weights"].keys()
+    assert max(abs(a - b) for k, w in m.weights.items() for a, b in zip(w, shipped["weights"][k])) < 1e-3
