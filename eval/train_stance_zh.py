@@ -100,7 +100,9 @@ def _raw_items() -> list[tuple[str, dict[str, Any], str, int | None]]:
 def derive() -> list[Item]:
     """Every item with the rules' prediction and the context the model would read."""
     raw = _raw_items()
-    extractor = ConceptExtractor(Catalog(concepts=[CatalogConcept(name=n) for n in sorted({r[1]["concept"] for r in raw})]))
+    extractor = ConceptExtractor(
+        Catalog(concepts=[CatalogConcept(name=n) for n in sorted({r[1]["concept"] for r in raw})])
+    )
     cs = cues("zh")
     record: dict[str, tuple[str, bool]] = {}
 

@@ -37,7 +37,9 @@ MASK = "X"
 CONF_MODEL = 0.55  # below a cue's 0.8: a learnt guess
 MIN_WORDS_CHARS = 2  # Chinese characters besides the names a context needs
 
-_NEGATORS = frozenset({"不", "没", "没有", "从没", "从没有", "从来没", "从来没有", "从未", "不再", "别", "未", "并不", "并没有"})
+_NEGATORS = frozenset(
+    {"不", "没", "没有", "从没", "从没有", "从来没", "从来没有", "从未", "不再", "别", "未", "并不", "并没有"}
+)
 _CLAUSE = re.compile(r"[，,；;：:。！!？?…]+")
 _QUESTION = re.compile(r"(?:[?？]|吗|么|呢|吧)\s*$")
 _HEARSAY = re.compile(r"(?:听说(?!过)|据说|网上|都说|号称|传说)")
@@ -95,11 +97,14 @@ def features(context: str, cs: CueSet) -> dict[str, float]:
                 out["n:" + nxt] = 1.0
         elif len(w) >= 2 and w[0] in "不没别":
             out["n:" + w] = 1.0
-    clauses = [c for c in _CLAUSE.split(context) if c.strip()]
-    last = clauses[-1] if clauses else context
-    for w in words(last):
-        out["l:" + w] = 1.0
-    if len(clauses) > 1:
+    # The last clause's words (the newest evidence), from the same cut: one jieba call per context.
+    cuts = [i for i, w in enumerate(ws) if _CLAUSE.fullmatch(w)]
+    while cuts and cuts[-1] == len(ws) - 1:
+        cuts.pop()  # a closing "。" or "！" ends the last clause, it does not open one
+    for w in ws[cuts[-1] + 1 if cuts else 0 :]:
+        if not _CLAUSE.fullmatch(w):
+            out["l:" + w] = 1.0
+    if cuts:
         out["s:several_clauses"] = 1.0
     first_mask = context.find(MASK)
     lead = context[: max(first_mask, 0)]
@@ -113,7 +118,7 @@ def features(context: str, cs: CueSet) -> dict[str, float]:
         out["s:no_self"] = 1.0
     if _HEARSAY.search(context):
         out["s:hearsay"] = 1.0
-    if first_mask == 0 or (first_mask > 0 and not context[:first_mask].strip("《“\"「 ")):
+    if first_mask == 0 or (first_mask > 0 and not context[:first_mask].strip('《“"「 ')):
         out["s:topic_first"] = 1.0
     past, now = cs.past.search(context), cs.now.search(context)
     if past:
@@ -239,4 +244,15 @@ def guesses(
     return out
 
 
-__all__ = ["StanceModel", "features", "context_of", "asked", "guesses", "install", "model", "shipped", "CLASSES", "MODEL_FILE"]
+__all__ = [
+    "StanceModel",
+    "features",
+    "context_of",
+    "asked",
+    "guesses",
+    "install",
+    "model",
+    "shipped",
+    "CLASSES",
+    "MODEL_FILE",
+]
