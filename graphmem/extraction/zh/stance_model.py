@@ -85,7 +85,8 @@ def features(context: str, cs: CueSet) -> dict[str, float]:
     out: dict[str, float] = {}
     ws = words(context)
     for w in ws:
-        out["w:" + w] = 1.0
+        if not _CLAUSE.fullmatch(w):
+            out["w:" + w] = 1.0  # punctuation says more about a writer's habits than about a stance
     chars = [c if is_cjk(c) else ("X" if c == MASK else "") for c in context]
     for a, b in zip(chars, chars[1:]):
         if a and b:
@@ -104,8 +105,6 @@ def features(context: str, cs: CueSet) -> dict[str, float]:
     for w in ws[cuts[-1] + 1 if cuts else 0 :]:
         if not _CLAUSE.fullmatch(w):
             out["l:" + w] = 1.0
-    if cuts:
-        out["s:several_clauses"] = 1.0
     first_mask = context.find(MASK)
     lead = context[: max(first_mask, 0)]
     if cs.others.search(lead):
@@ -204,7 +203,8 @@ def asked(
 ) -> list[tuple[ConceptMention, str]]:
     """(mention, masked context) for each name the model is asked about: name-like, no cue decided
     about it (nor spoke for someone else), a context with words of its own besides names, and the
-    user's own voice — no hearsay (听说, 网上都说) and no other person without 我 beside them."""
+    user's own voice — no question put to the other speaker (X难吗？), no hearsay (听说, 网上都说) and
+    no other person without 我 beside them."""
     out: list[tuple[ConceptMention, str]] = []
     seen: set[str] = set(decided)
     for m in mentions:
@@ -216,6 +216,8 @@ def asked(
         masks = context.count(MASK)
         if cjk < MIN_WORDS_CHARS or (masks >= 2 and 2 * masks > cjk):
             continue  # a list of names ("有刘嘉玲，叶玉卿，…") or a bare title says nothing about the user
+        if cs.neutral_question.search(context):
+            continue  # "X难吗？", "你知道X吗": a question to the other speaker, as the rules read it
         if _HEARSAY.search(context) or (cs.others.search(context) and not cs.self_.search(cs.others.sub("", context))):
             continue  # "听说X很有名", "我爸妈都知道X": someone else's word, not the user's
         out.append((m, context))
