@@ -47,8 +47,8 @@ def test_context_masks_names_and_runs_to_the_end_of_the_turn() -> None:
 def test_features_mark_negation_subject_time_and_questions() -> None:
     f = stance_model.features("以前X我没学过，现在已经会了", CS)
     assert f["m:past_then_now"] == 1.0 and f["s:self"] == 1.0
-    assert any(k.startswith("n:") for k in f)  # a word after 没
-    assert "l:会" in f  # the newest clause's words
+    assert {"n:学", "n:学过"} <= f.keys()  # what follows 没
+    assert "l:会了" in f and "l:学过" not in f  # the newest clause's bigrams
     q = stance_model.features("X到底是怎么回事？", CS)
     assert q["q:question"] == 1.0 and q["q:wh"] == 1.0
     assert stance_model.features("听说X很有名", CS)["s:hearsay"] == 1.0
