@@ -265,6 +265,14 @@ def train(items: list[Item]) -> dict[str, Any]:
     }
 
 
+def dump(model: dict[str, Any]) -> str:
+    """The model as JSON with one line per feature (readable diffs, a small file)."""
+    head = {k: v for k, v in model.items() if k != "weights"}
+    lines = [json.dumps(head, ensure_ascii=False, indent=1)[:-2] + ',\n "weights": {']
+    rows = [f"  {json.dumps(f, ensure_ascii=False)}: {json.dumps(w)}" for f, w in model["weights"].items()]
+    return "\n".join(lines) + "\n" + ",\n".join(rows) + "\n }\n}\n"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, default=OUT)
@@ -289,7 +297,7 @@ def main() -> None:
         same = {k: model[k] == shipped.get(k) for k in ("bias", "threshold", "C", "weights")}
         print(json.dumps(same))
         sys.exit(0 if all(same.values()) else 1)
-    args.out.write_text(json.dumps(model, ensure_ascii=False, indent=0, sort_keys=False) + "\n", encoding="utf-8")
+    args.out.write_text(dump(model), encoding="utf-8")
     print(
         f"[train-stance-zh] wrote {args.out} ({len(model['weights'])} features, C={model['C']},"
         f" threshold={model['threshold']}, LOWO cv {model['cv_lowo_mean_accuracy']})",
