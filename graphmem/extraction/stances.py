@@ -38,6 +38,7 @@ from typing import Any
 
 from graphmem.extraction import preference
 from graphmem.extraction.stance_cues import CueSet, cues
+from graphmem.extraction.zh import stance_model as zh_stance_model
 from graphmem.models import ConceptMention, Stance, StanceMention
 
 CONF_STANCE = 0.8
@@ -124,11 +125,14 @@ def analyse_turn(
     other = False  # the subject carried from the clause before, within a sentence
     waiting: list[ConceptMention] = []  # catalog names of this sentence with no current stance yet
     sentence_start = -1
+    spoken_by_other: set[str] = set()  # names in a clause whose subject is someone else
     for cl in clauses:
         if cl.sentence_start != sentence_start:
             sentence_start, other, waiting = cl.sentence_start, False, []
         inside = [m for m in mentions if m.start >= cl.start and m.end <= cl.end]
         d, other = decide(src, cs, cl, inside, other)
+        if other:
+            spoken_by_other.update(m.key for m in inside)
         if inside:
             # An open-vocabulary "concept" that is a cue itself ("Meh", "second nature") is how the user
             # said it, not what about.
@@ -186,6 +190,11 @@ def analyse_turn(
             waiting = [*waiting, *(m for m in targets if m.in_catalog and m not in waiting)]
         else:
             waiting = []
+    if cs.language == "zh":
+        # Names no cue spoke about: the trained Chinese model's guess (zh/stance_model.py), or nothing.
+        decided = set(current) | spoken_by_other
+        for m, stance, a, b, conf in zh_stance_model.guesses(src, sentences, mentions, decided, cs):
+            current[m.key] = (m, Decision(stance, a, b, conf), False)
     out: list[StanceMention] = []
     for m, d, past in sorted(current.values(), key=lambda x: x[0].start):
         if d.stance is None or (past and d.stance is not Stance.knows):
@@ -258,6 +267,8 @@ def decide(
     who = text
     for mention in (m for m in inside if _name_like(m)):
         a, b = mention.start - cl.start, mention.end - cl.start
+        if cs.language == "zh" and cs.others.fullmatch(text, a, b):
+            continue  # a kinship word found as a name (哥哥, 闺蜜) is still the subject
         who = who[:a] + "x" * (b - a) + who[b:]
     last_other, last_self = _subjects(cs, who, len(who))
     other_here = last_other > last_self if max(last_other, last_self) >= 0 else other
