@@ -30,6 +30,7 @@ from graphmem.extraction.zh.candidates import (
     quoted_rule,
     role_rule,
     suffix_rule,
+    term_rule,
     unk_pair_rule,
 )
 from graphmem.extraction.zh.names import person_name
@@ -78,6 +79,7 @@ def test_rule_order_is_the_documented_one() -> None:
         "dotted_name_rule",
         "unk_pair_rule",
         "role_rule",
+        "term_rule",
         "noun_rule",
     ]
 
@@ -159,6 +161,39 @@ def test_latin_rule_latin_run_with_chinese_head(nlp) -> None:  # type: ignore[no
     assert latin_rule(t, 0) is None
     t = hand([("the", "eng")])
     assert step(t, latin_rule(t, 0)) == ([], 1)  # a lone stop word gives nothing
+
+
+def test_latin_rule_a_lone_capitalised_word_is_a_name_even_if_a_stop_word(nlp) -> None:  # type: ignore[no-untyped-def]
+    # Hand-derived: 我/r 特别/d 想学/n Go/eng — "go" is an English stop word, but Go alone among Chinese,
+    # capitalised, is the language; lower case or inside an English run it stays a stop word.
+    t = turn(nlp, "我特别想学Go")
+    i = next(k for k, tok in enumerate(t.toks) if tok.word == "Go")
+    assert step(t, latin_rule(t, i)) == ([("Go", "lone_latin")], i + 1)
+    t = hand([("go", "eng")])
+    assert step(t, latin_rule(t, 0)) == ([], 1)
+
+
+def test_lone_latin_names_through_the_extractor() -> None:
+    from graphmem.extraction.extractor import ConceptExtractor
+
+    ex = ConceptExtractor(None)
+    texts = ["我特别想学Go", "我用Qt写界面", "OK我知道了", "Hi，我想问一下"]
+    got = [[c.name for c in r.concepts] for r in ex.extract(texts, roles=["user"] * len(texts))]
+    assert "Go" in got[0] and "Qt" in got[1]
+    assert got[2] == [] and got[3] == []  # chat interjections (data/latin_interjections.txt) are no names
+
+
+def test_term_rule_takes_subject_terms_jieba_lists_as_fixed_expressions(nlp) -> None:  # type: ignore[no-untyped-def]
+    # Hand-derived: jieba tags 量子力学 and 线性代数 "l" (fixed expression); each splits into two nouns
+    # (量子|力学, 线性|代数). Idioms of the same tag split otherwise (一般/a 来说/u; 眼前/t …) and give nothing.
+    for text, term in (("我对量子力学一窍不通", "量子力学"), ("线性代数好难", "线性代数")):
+        t = turn(nlp, text)
+        i = next(k for k, tok in enumerate(t.toks) if tok.word == term)
+        assert step(t, term_rule(t, i)) == ([(term, "term")], i + 1)
+    t = turn(nlp, "一般来说还行")
+    i = next(k for k, tok in enumerate(t.toks) if tok.word == "一般来说")
+    assert term_rule(t, i) is None
+    assert term_rule(hand([("故宫", "ns")]), 0) is None  # not a fixed expression: other rules decide
 
 
 def test_framed_dotted_rule_skips_a_name_the_frame_delimits(nlp) -> None:  # type: ignore[no-untyped-def]

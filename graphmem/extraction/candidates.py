@@ -38,6 +38,11 @@ LATIN = re.compile(r"[A-Za-z]")
 NUMERIC = re.compile(r"^[\d\s.,:/%+\-×x*^=()]+[a-z]{0,2}$")
 
 
+# Label of a capitalised Latin word alone among Chinese (我特别想学Go): a name even when its lower case
+# is an English stop word ("go", "so"), which reject_reason would otherwise refuse.
+LONE_LATIN_NAME = "lone_latin"
+
+
 @dataclass
 class Candidate:
     start: int
@@ -55,12 +60,15 @@ class Reject:
     reason: str
 
 
-def reject_reason(surface: str, key: str, max_len: int) -> str | None:
-    """Why a candidate is not a concept, or None when it may be one."""
+def reject_reason(surface: str, key: str, max_len: int, *, latin_name: bool = False) -> str | None:
+    """Why a candidate is not a concept, or None when it may be one. ``latin_name``: the candidate
+    is a lone capitalised Latin word in a Chinese turn, so an English stop word is no reason."""
     if not key:
         return "empty"
     if len(surface) > max_len:
         return "too_long"
+    if latin_name:
+        return "interjection" if key in words("latin_interjections.txt") else None
     if len(key.replace(" ", "")) < 2:
         return "too_short"
     if NUMERIC.match(key):
@@ -70,9 +78,9 @@ def reject_reason(surface: str, key: str, max_len: int) -> str | None:
     if not any(ch.isalpha() for ch in key):
         return "no_letters"
     # Numbers around a generic word do not make it a concept: "+1 point", "3 steps".
-    words = [w for w in key.split() if not NUMERIC.match(w)] or key.split()
-    if all(w in STOP_WORDS or w in GENERIC_EN for w in words):
-        return "stopword" if all(w in STOP_WORDS for w in words) else "generic"
+    parts = [w for w in key.split() if not NUMERIC.match(w)] or key.split()
+    if all(w in STOP_WORDS or w in GENERIC_EN for w in parts):
+        return "stopword" if all(w in STOP_WORDS for w in parts) else "generic"
     if key in GENERIC_ZH or key in ROLE_ZH:
         return "generic"
     latin_only = key.isascii()

@@ -19,7 +19,7 @@ from spacy.tokens import Doc
 
 from graphmem.errors import InvalidInput
 from graphmem.extraction import pipelines
-from graphmem.extraction.candidates import Candidate, overlaps, reject_reason
+from graphmem.extraction.candidates import LONE_LATIN_NAME, Candidate, overlaps, reject_reason
 from graphmem.extraction.catalog_matcher import CatalogMatcher, catalog_keys
 from graphmem.extraction.coreference import carry_references
 from graphmem.extraction.en.candidates import english_candidates
@@ -261,7 +261,7 @@ class ConceptExtractor:
             _skip(skipped, text[start:end], "invalid_characters")
             return None
         key = concept_key(c.name or surface)
-        reason = reject_reason(c.name or surface, key, max_len)
+        reason = reject_reason(c.name or surface, key, max_len, latin_name=c.label == LONE_LATIN_NAME)
         if reason is not None:
             _skip(skipped, surface, reason)
             return None

@@ -26,11 +26,13 @@ from typing import NamedTuple
 from spacy.lang.en.stop_words import STOP_WORDS
 from spacy.tokens import Doc
 
+from graphmem.extraction import pipelines
 from graphmem.extraction.candidates import (
     CONF_BOOK_TITLE,
     CONF_COMMON_NOUN_ZH,
     CONF_PROPER,
     GENERIC_ZH,
+    LONE_LATIN_NAME,
     ROLE_ZH,
     Candidate,
 )
@@ -182,11 +184,47 @@ def latin_rule(t: ZhTurn, i: int) -> Step | None:
     s = toks[i].start
     if k > j:
         found = [_cand(s, toks[k - 1].end, ExtractorName.noun_chunk, CONF_PROPER, "compound")]
+    elif _lone_capitalised(toks, i, j):
+        found = [_cand(s, toks[j - 1].end, ExtractorName.noun_chunk, CONF_PROPER, LONE_LATIN_NAME)]
     elif toks[i].word.lower() not in STOP_WORDS:
         found = [_cand(s, toks[j - 1].end, ExtractorName.noun_chunk, CONF_PROPER, "eng")]
     else:
         found = []
     return Step(found, max(j, k))
+
+
+def _lone_capitalised(toks: list[Tok], i: int, j: int) -> bool:
+    """A single capitalised Latin word of 2+ letters alone among Chinese (我特别想学Go, 用Qt写界面) is a
+    name even when its lower case is an English stop word: English sentences come as runs of words."""
+    word = toks[i].word
+    return j == i + 1 and len(word) >= 2 and word[0].isupper() and (i == 0 or toks[i - 1].tag != "eng")
+
+
+# Pieces that open and close a term jieba keeps whole as a fixed expression (tag l): 量子|力学,
+# 线性|代数, 方差|分析 are subjects; idioms (一般|来说, 眼前|一亮, 结构|紧凑) open or close otherwise.
+_TERM_HEAD_TAGS = frozenset({"n", "nz", "vn", "b"})
+_TERM_TAIL_TAGS = frozenset({"n", "nz", "vn", "ng"})
+
+
+def _term_halves(word: str, tags: dict[str, str]) -> tuple[str, str] | None:
+    """The most even split of ``word`` into two dictionary words, if any."""
+    cuts = sorted(range(1, len(word)), key=lambda k: abs(len(word) - 2 * k))
+    return next(((word[:k], word[k:]) for k in cuts if word[:k] in tags and word[k:] in tags), None)
+
+
+def term_rule(t: ZhTurn, i: int) -> Step | None:
+    """A technical term jieba's dictionary lists as a fixed expression (tag l: 量子力学, 线性代数): a
+    candidate when it splits into a noun-like head and a noun tail and is not an everyday phrase."""
+    tok = t.toks[i]
+    if tok.tag != "l" or len(tok.word) < 3:
+        return None
+    tags = pipelines.jieba_tags()
+    halves = _term_halves(tok.word, tags)
+    if halves is None or zipf(tok.word, "zh") >= COMMON_NOUN_ZIPF_ZH:
+        return None
+    if tags.get(halves[0]) not in _TERM_HEAD_TAGS or tags.get(halves[1]) not in _TERM_TAIL_TAGS:
+        return None
+    return Step([_cand(tok.start, tok.end, ExtractorName.noun_chunk, CONF_COMMON_NOUN_ZH, "term")], i + 1)
 
 
 def framed_dotted_rule(t: ZhTurn, i: int) -> Step | None:
@@ -327,6 +365,7 @@ TOKEN_RULES: tuple[Callable[[ZhTurn, int], Step | None], ...] = (
     dotted_name_rule,
     unk_pair_rule,
     role_rule,
+    term_rule,
     noun_rule,
 )
 
