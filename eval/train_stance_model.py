@@ -312,10 +312,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="fit again and compare with the shipped file")
     ap.add_argument("--save", help="write eval/results/<SAVE>.json with the leave-one-writer-out table")
-    ap.add_argument("--items", type=Path, help="a pickle of the built items: read if present, else written (dev loops)")
+    ap.add_argument(
+        "--items", type=Path, help="a pickle of the built items (rule views): read if present, else written (dev loops)"
+    )
     args = ap.parse_args()
     if args.items is not None and args.items.exists():
         items, check_items = pickle.loads(args.items.read_bytes())
+        for it in (*items, *check_items):  # the rule views are cached; the features are read afresh
+            it.feats = stance_model.features(it.text, it.start, it.end)
     else:
         items, check_items = load_all()
         if args.items is not None:

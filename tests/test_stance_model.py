@@ -184,3 +184,36 @@ def test_a_model_stance_keeps_its_sentence_as_evidence(extractor: ConceptExtract
     assert stance.stance.value == "interested"
     assert stance.cue == text[stance.start : stance.end] == "I guess I'd kind of like to try pottery at some point"
     assert 0.0 < stance.confidence <= stance_model.CONF_MODEL_MAX
+
+
+def test_a_model_that_cannot_change_a_reading_is_not_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trusted rule stance with no overruling, a blocked name with no unblocking: no features read."""
+    from graphmem.models import ConceptMention, ExtractorName, Stance, StanceMention
+
+    def fail(*_: object) -> None:
+        raise AssertionError("features read for a reading the model cannot change")
+
+    monkeypatch.setattr(stance_model, "features", fail)
+    stance_model.install(_toy(trust=0.5, overrule=1.01, decide=0.5, unblock=1.01))
+    try:
+        text = "I love Rust and my brother likes Go"
+        rust = ConceptMention(
+            key="rust",
+            name="Rust",
+            type="tool",
+            language="en",
+            start=7,
+            end=11,
+            surface="Rust",
+            extractor=ExtractorName.catalog,
+            confidence=1.0,
+            in_catalog=True,
+        )
+        go = rust.model_copy(update={"key": "go", "name": "Go", "start": 33, "end": 35, "surface": "Go"})
+        said = StanceMention(
+            key="rust", name="Rust", stance=Stance.interested, start=2, end=6, cue="love", confidence=0.8
+        )
+        rules = {"rust": stance_model.RuleView("interested", 0.8, False), "go": stance_model.RuleView(None, 0.0, True)}
+        assert stance_model.revise(text, [rust, go], rules, [said]) == [said]
+    finally:
+        stance_model.install(None)

@@ -12,7 +12,7 @@ that holds the concept, with the concept masked as ``X``:
 * the lemmas of the concept's own clause and the three lemmas right before and after ``X``;
 * whose sentence it is (a first-person subject, another person: the cue lists' own patterns),
   tense and aspect (past markers, "now", "used to", "no longer"), a question mark;
-* VADER's scores of the masked sentence.
+* VADER's scores of the masked sentence, politeness words ("thanks", "lol") left out.
 
 The fitted model is data, not code: data/stance_model_en.json holds the per-class weights of each
 feature (readable without scikit-learn), the class order, and the thresholds of the decision rule
@@ -111,6 +111,7 @@ _IRREGULAR = {
 }
 
 
+@lru_cache(maxsize=8192)
 def lemma(word: str) -> str:
     """A light lemma: irregular forms from a short table, then -ies/-ing/-ed/-s stripped."""
     if word in _IRREGULAR:
@@ -129,14 +130,20 @@ def lemma(word: str) -> str:
     return word
 
 
+_CANT = re.compile(r"\bcan't\b")
+_WONT = re.compile(r"\bwon't\b")
+_NT = re.compile(r"n't\b")
+_GLUED_NOT = re.compile(r"\b(dont|doesnt|didnt|cant|wont|isnt|wasnt|arent|havent|hasnt|wouldnt|couldnt)\b")
+_CLITIC = re.compile(r"'(m|re|ve|d|ll|s)\b")
+
+
 def _tokens(text: str) -> list[str]:
     """Lower-cased words with contractions split ("don't" -> "do not", "I'm" -> "i 'm")."""
     t = text.lower().replace("\u2019", "'").replace("\u2018", "'")
-    t = re.sub(r"\bcan't\b", "can not", t)
-    t = re.sub(r"\bwon't\b", "will not", t)
-    t = re.sub(r"n't\b", " not", t)
-    t = re.sub(r"\b(dont|doesnt|didnt|cant|wont|isnt|wasnt|arent|havent|hasnt|wouldnt|couldnt)\b", r"\1 not", t)
-    t = re.sub(r"'(m|re|ve|d|ll|s)\b", r" '\1", t)
+    if "'" in t:
+        t = _NT.sub(" not", _WONT.sub("will not", _CANT.sub("can not", t)))
+        t = _CLITIC.sub(r" '\1", t)
+    t = _GLUED_NOT.sub(r"\1 not", t)
     return [w for w in _TOKEN.findall(t) if w != "'s"]
 
 
@@ -207,6 +214,7 @@ def features(text: str, start: int, end: int, vader: Mapping[str, float] | None 
         out["q"] = 1.0
     if len(lem) > 20:
         out["long"] = 1.0
+    # VADER reads the sentence without politeness ("thanks", "lol" are no opinion), as stances.py does.
     scores = vader if vader is not None else _vader_scores(sent.replace(" X ", " it "))
     out["v:compound"] = float(scores.get("compound", 0.0))
     out["v:pos"] = float(scores.get("pos", 0.0))
@@ -217,9 +225,10 @@ def features(text: str, start: int, end: int, vader: Mapping[str, float] | None 
 
 @lru_cache(maxsize=1024)
 def _vader_scores(text: str) -> dict[str, float]:
+    """VADER's scores of the text without politeness words ("thanks", "lol": no opinion), as stances.py reads it."""
     from graphmem.extraction.stances import _vader
 
-    return dict(_vader().polarity_scores(text))
+    return dict(_vader().polarity_scores(cues("en").sentiment_ignore.sub(" ", text)))
 
 
 @dataclass(frozen=True)
@@ -313,6 +322,15 @@ def combine(m: StanceModel, rule: RuleView, probs: Mapping[str, float]) -> tuple
     return rule.stance, False
 
 
+def _may_change(m: StanceModel, rule: RuleView) -> bool:
+    """Can combine() give anything but the rule reading, whatever the model says?"""
+    if rule.stance is not None and rule.confidence >= m.trust_rule:
+        return m.overrule <= 1.0
+    if rule.stance is None and (rule.blocked or rule.aside):
+        return m.unblock <= 1.0
+    return m.decide <= 1.0
+
+
 def revise(
     text: str,
     mentions: Sequence[ConceptMention],
@@ -333,6 +351,10 @@ def revise(
     for key, mention in newest.items():
         done.add(key)
         rule = rules.get(key, RuleView(None, 0.0, False))
+        if not _may_change(m, rule):  # the model cannot change this reading: not read at all (speed)
+            if key in by_key:
+                out.append(by_key[key])
+            continue
         probs = m.probabilities(features(text, mention.start, mention.end))
         stance, by_model = combine(m, rule, probs)
         if stance is None:
