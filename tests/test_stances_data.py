@@ -85,6 +85,9 @@ def test_devset_floors(shared_data: Path) -> None:
 
 
 NATURAL = sorted((DEVSET.parent).glob("natural_stances_*.jsonl"))
+# The files the cue rules were tuned on (natural_stances_corpus2.jsonl came later, from another writer,
+# and is only trained on by the English stance model: it has no floor of the rules here).
+TUNED = [p for p in NATURAL if p.name != "natural_stances_corpus2.jsonl"]
 
 
 def test_natural_sets_are_well_formed() -> None:
@@ -105,7 +108,7 @@ def test_natural_sets_floors() -> None:
     not a held-out figure."""
     from eval.natural_stance_eval import evaluate, load
 
-    items = [it for path in NATURAL for it in load(path)]
+    items = [it for path in TUNED for it in load(path)]
     res = evaluate(items)
     # Measured at this commit: en 0.973, zh 0.981 over 262 / 260 items.
     assert res["en"]["accuracy"] >= 0.95

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from graphmem.extraction import preference
+from graphmem.extraction import preference, stance_model
 from graphmem.extraction.stance_cues import CueSet, cues
 from graphmem.extraction.zh import stance_model as zh_stance_model
 from graphmem.models import ConceptMention, Stance, StanceMention
@@ -126,6 +126,7 @@ def analyse_turn(
     waiting: list[ConceptMention] = []  # catalog names of this sentence with no current stance yet
     sentence_start = -1
     spoken_by_other: set[str] = set()  # names in a clause whose subject is someone else
+    aside: dict[str, bool] = {}  # key -> named last in a question, a hypothetical or another person's clause
     for cl in clauses:
         if cl.sentence_start != sentence_start:
             sentence_start, other, waiting = cl.sentence_start, False, []
@@ -168,6 +169,8 @@ def analyse_turn(
             pending = None
         elif d is not None and d.stance is not None and not targets:
             pending = d
+        for m in inside:  # the newest clause naming it: is it the user's own statement at all?
+            aside[m.key] = d is None and (cl.question or other or cl.hypothetical)
         if d is None:
             waiting.extend(m for m in inside if m.in_catalog and m not in waiting)
             continue
@@ -210,6 +213,22 @@ def analyse_turn(
                 confidence=d.confidence,
             )
         )
+    if cs.language == "en":
+        # The trained stance model reads each named concept's sentence (stance_model.combine: confident
+        # cue rules stand, the model decides where the rules are unsure or silent).
+        cued_spans = set(cue_mentions)
+        named_mentions = [m for m in mentions if _name_like(m) and (m.start, m.end) not in cued_spans]
+        kept = {s.key: s for s in out}
+        rules = {
+            key: stance_model.RuleView(
+                kept[key].stance.value if key in kept else None,
+                kept[key].confidence if key in kept else 0.0,
+                key in current and key not in kept,
+                aside.get(key, False),
+            )
+            for key in {*current, *aside}
+        }
+        out = stance_model.revise(text, named_mentions, rules, out)
     return TurnStances(out, reply, cue_mentions)
 
 

@@ -1,0 +1,219 @@
+"""The trained English stance model (graphmem/extraction/stance_model.py, data/stance_model_en.json) and
+how it combines with the cue rules.
+
+The sentences below are hand-written for these tests, one per phenomenon of issue 13 item 1; none of them
+is in any training file (checked by test_sentences_are_not_training_data). Expected labels are hand-derived
+from the labelling rule of eval/devsets/README.md."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from graphmem.extraction import stance_model
+from graphmem.extraction.extractor import ConceptExtractor
+from graphmem.extraction.normalize import concept_key
+from graphmem.models import Catalog, CatalogConcept
+
+DEVSETS = Path(__file__).resolve().parent.parent / "eval" / "devsets"
+
+# (phenomenon, sentence, concept, stance or None)
+CASES = [
+    ("negation scope", "I don't hate Kotlin at all, I actually enjoy writing it", "Kotlin", "interested"),
+    ("negation scope", "I'm not into opera, too much screaming for me", "opera", "dislikes"),
+    ("negation scope", "Haskell isn't something I ever want to touch again", "Haskell", "dislikes"),
+    ("past vs now", "Git used to terrify me but these days I rebase without thinking", "Git", "knows"),
+    ("past vs now", "I was a huge fan of Glee back in school, now I can't stand it", "Glee", "dislikes"),
+    ("other person", "My uncle swears by Linux and won't shut up about it", "Linux", None),
+    ("other person", "my roommate is obsessed with Taylor Swift", "Taylor Swift", None),
+    ("other person", "Our professor thinks Fortran is still the best language", "Fortran", None),
+    ("never touched", "I've never touched Terraform in my life", "Terraform", None),
+    ("never touched", "I have zero experience with Figma", "Figma", None),
+    ("not yet but want", "never tried sushi, but I'd love to give it a go", "sushi", "interested"),
+    ("lost question", "why does my pandas merge keep duplicating rows??", "pandas", "confused"),
+    ("plain question", "Is Lisbon expensive in summer?", "Lisbon", None),
+    ("exam", "I got an A in organic chemistry", "organic chemistry", "knows"),
+    ("job", "I've been writing Go professionally for six years", "Go", "knows"),
+    ("hedge", "I guess I'd kind of like to try pottery at some point", "pottery", "interested"),
+    ("idiom", "Recursion is totally over my head", "Recursion", "confused"),
+    ("idiom", "Country music really isn't my cup of tea", "Country music", "dislikes"),
+    ("idiom", "I can't wait to dive into Blender this weekend", "Blender", "interested"),
+    ("idiom", "Minecraft bores me to tears", "Minecraft", "dislikes"),
+    ("idiom", "I know Excel like the back of my hand", "Excel", "knows"),
+    ("neutral", "The meeting is about Kubernetes costs", "Kubernetes", None),
+    ("hypothetical", "If I ever switch teams I might need Scala", "Scala", None),
+]
+
+# Hand-written the same way, and still wrong (first look, rules alone and rules + model alike, except the
+# first, where the rules were right): kept as known limits, not hidden.
+KNOWN_MISSES = [
+    ("past vs now", "I used to binge anime every weekend", "anime", None),
+    ("not yet but want", "I don't know any Swift yet but I really want to build an iPhone app", "Swift", "interested"),
+]
+
+
+@pytest.fixture(scope="module")
+def extractor() -> ConceptExtractor:
+    return ConceptExtractor(Catalog(concepts=[CatalogConcept(name=c) for _, _, c, _ in [*CASES, *KNOWN_MISSES]]))
+
+
+@pytest.mark.parametrize(("phenomenon", "text", "concept", "expected"), CASES, ids=[c[1][:40] for c in CASES])
+def test_phenomena(extractor: ConceptExtractor, phenomenon: str, text: str, concept: str, expected: str | None) -> None:
+    ex = extractor.extract([text], ["user"])[0]
+    got = [s.stance.value for s in ex.stances if s.key == concept_key(concept)]
+    assert (got[-1] if got else None) == expected, phenomenon
+
+
+@pytest.mark.xfail(reason="known limits of rules + model (see KNOWN_MISSES)", strict=False)
+@pytest.mark.parametrize(("phenomenon", "text", "concept", "expected"), KNOWN_MISSES)
+def test_known_misses(
+    extractor: ConceptExtractor, phenomenon: str, text: str, concept: str, expected: str | None
+) -> None:
+    test_phenomena(extractor, phenomenon, text, concept, expected)
+
+
+def test_sentences_are_not_training_data() -> None:
+    texts = set()
+    for path in [*DEVSETS.glob("natural_stances_*.jsonl"), *(DEVSETS / "measured").glob("*.jsonl")]:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                texts.add(json.loads(line)["text"].casefold())
+    assert not [t for _, t, _, _ in [*CASES, *KNOWN_MISSES] if t.casefold() in texts]
+
+
+def test_model_file_is_plain_weights_with_thresholds() -> None:
+    raw = resources.files("graphmem.extraction").joinpath("data", stance_model.MODEL_FILE).read_text("utf-8")
+    data = json.loads(raw)
+    assert tuple(data["classes"]) == stance_model.CLASSES
+    for key in ("trust_rule", "overrule", "decide", "unblock"):
+        assert 0.0 <= data[key] <= 2.0, key
+    assert data["weights"] and all(len(w) == len(stance_model.CLASSES) for w in data["weights"].values())
+    prefixes = {"w", "b", "n", "c", "l", "r", "s", "t", "v", "q", "long", "bias"}
+    assert all(k.split(":", 1)[0] in prefixes for k in data["weights"])
+    # Words and pairs only: the concept is masked, no digits are memorised.
+    assert not any(ch.isdigit() for k in data["weights"] for ch in k)
+
+
+def test_features_mask_the_concept_and_mark_negation_scope() -> None:
+    text = "I don't like Haskell, but Python is great"
+    f = stance_model.features(text, 13, 20)
+    assert "w:X" in f and not any("haskell" in k for k in f)
+    assert "n:like" in f  # "don't like" is in the negation's scope ...
+    assert "n:great" not in f and "w:great" in f  # ... up to the clause end only
+    assert f["s:self"] == 1.0 and "q" not in f
+
+
+def test_features_tense_question_and_other_person() -> None:
+    past = stance_model.features("SQL used to confuse me, now it is easy", 0, 3)
+    assert past.get("t:past") == 1.0 and past.get("t:now") == 1.0
+    asked = stance_model.features("haha, have you seen the new movie Coco", 34, 38)
+    assert asked.get("q") == 1.0
+    other = stance_model.features("My brother loves Rust", 17, 21)
+    assert other.get("s:other") == 1.0
+
+
+def test_sentence_of_keeps_a_name_with_a_dot() -> None:
+    text = "I hate CSS. But Node.js is fun to write."
+    assert text[slice(*stance_model.sentence_of(text, 16, 23))].strip() == "But Node.js is fun to write."
+
+
+def _toy(
+    trust: float = 0.8, overrule: float = 0.9, decide: float = 0.5, unblock: float = 0.8
+) -> stance_model.StanceModel:
+    return stance_model.StanceModel(stance_model.CLASSES, {}, trust, overrule, decide, unblock, "toy")
+
+
+def _probs(best: str, p: float) -> dict[str, float]:
+    rest = (1.0 - p) / 4
+    return {c: (p if c == best else rest) for c in stance_model.CLASSES}
+
+
+def test_combine_confident_rule_stands_unless_the_model_is_sure_against_it() -> None:
+    rule = stance_model.RuleView("interested", 0.8, False)
+    assert stance_model.combine(_toy(), rule, _probs("dislikes", 0.85)) == ("interested", False)
+    assert stance_model.combine(_toy(), rule, _probs("dislikes", 0.95)) == ("dislikes", True)
+    assert stance_model.combine(_toy(), rule, _probs("none", 0.95)) == (None, True)
+
+
+def test_combine_model_decides_where_rules_are_silent_or_weak() -> None:
+    silent = stance_model.RuleView(None, 0.0, False)
+    assert stance_model.combine(_toy(), silent, _probs("knows", 0.6)) == ("knows", True)
+    assert stance_model.combine(_toy(), silent, _probs("knows", 0.4)) == (None, False)
+    weak = stance_model.RuleView("dislikes", 0.6, False)
+    assert stance_model.combine(_toy(), weak, _probs("confused", 0.6)) == ("confused", True)
+    assert stance_model.combine(_toy(), weak, _probs("confused", 0.3)) == ("dislikes", False)
+
+
+def test_combine_blocked_or_aside_needs_a_sure_model() -> None:
+    for view in (stance_model.RuleView(None, 0.0, True), stance_model.RuleView(None, 0.0, False, aside=True)):
+        assert stance_model.combine(_toy(), view, _probs("interested", 0.7)) == (None, False)
+        assert stance_model.combine(_toy(), view, _probs("interested", 0.9)) == ("interested", True)
+
+
+def test_rules_only_mode_and_chinese_untouched(extractor: ConceptExtractor, monkeypatch: pytest.MonkeyPatch) -> None:
+    """install(off=True) gives the cue rules alone; Chinese turns never reach the model."""
+    stance_model.install(None, off=True)
+    try:
+        ex = extractor.extract(["Minecraft bores me to tears"], ["user"])[0]
+        assert stance_model.model() is None and isinstance(ex.stances, list)
+    finally:
+        stance_model.install(None)
+    assert stance_model.model() is stance_model.shipped()
+
+    def fail(*_: object) -> None:
+        raise AssertionError("the English stance model was asked about a Chinese turn")
+
+    monkeypatch.setattr(stance_model, "revise", fail)
+    zh = ConceptExtractor(Catalog(concepts=[CatalogConcept(name="Python")]))
+    out = zh.extract(["我特别想学Python"], ["user"])[0]
+    assert [s.stance.value for s in out.stances] == ["interested"]
+
+
+def test_a_model_stance_keeps_its_sentence_as_evidence(extractor: ConceptExtractor) -> None:
+    """No cue decides the hedged wish; the model does, and its evidence is the sentence that holds the name."""
+    text = "Work is busy. I guess I'd kind of like to try pottery at some point"
+    stance_model.install(None, off=True)
+    try:
+        assert not extractor.extract([text], ["user"])[0].stances
+    finally:
+        stance_model.install(None)
+    stance = next(s for s in extractor.extract([text], ["user"])[0].stances if s.key == concept_key("pottery"))
+    assert stance.stance.value == "interested"
+    assert stance.cue == text[stance.start : stance.end] == "I guess I'd kind of like to try pottery at some point"
+    assert 0.0 < stance.confidence <= stance_model.CONF_MODEL_MAX
+
+
+def test_a_model_that_cannot_change_a_reading_is_not_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trusted rule stance with no overruling, a blocked name with no unblocking: no features read."""
+    from graphmem.models import ConceptMention, ExtractorName, Stance, StanceMention
+
+    def fail(*_: object) -> None:
+        raise AssertionError("features read for a reading the model cannot change")
+
+    monkeypatch.setattr(stance_model, "features", fail)
+    stance_model.install(_toy(trust=0.5, overrule=1.01, decide=0.5, unblock=1.01))
+    try:
+        text = "I love Rust and my brother likes Go"
+        rust = ConceptMention(
+            key="rust",
+            name="Rust",
+            type="tool",
+            language="en",
+            start=7,
+            end=11,
+            surface="Rust",
+            extractor=ExtractorName.catalog,
+            confidence=1.0,
+            in_catalog=True,
+        )
+        go = rust.model_copy(update={"key": "go", "name": "Go", "start": 33, "end": 35, "surface": "Go"})
+        said = StanceMention(
+            key="rust", name="Rust", stance=Stance.interested, start=2, end=6, cue="love", confidence=0.8
+        )
+        rules = {"rust": stance_model.RuleView("interested", 0.8, False), "go": stance_model.RuleView(None, 0.0, True)}
+        assert stance_model.revise(text, [rust, go], rules, [said]) == [said]
+    finally:
+        stance_model.install(None)
