@@ -197,7 +197,10 @@ def _pools(
         and k not in passing
     ]
     first = sort_keys((k for k in related if k in near), graph, ranking)
-    rest = sort_keys((k for k in related if k not in near), graph, ranking)
+    # Beyond a core topic's neighbours, only what the conversation itself named: a catalog concept that
+    # PageRank reached two or more hops away (emma, a React learner: Django through HTTP, CI/CD through
+    # Django deployment) is the curriculum's, not this user's.
+    rest = sort_keys((k for k in related if k not in near and ranking.initial(k) > 0), graph, ranking)
     disliked = sort_keys((k for k, n in concepts.items() if n.stance is Stance.dislikes), graph, ranking)
     return _Pools(
         tuple(core),
@@ -238,7 +241,9 @@ def select_context(
     * ``knowledge_gaps`` (learning): :func:`graphmem.gaps.find_gaps` from the
       focus topics, or the core topics when there is no focus;
     * ``related_concepts``: tier ``related``, not disliked; neighbours of a
-      core topic first, each group heaviest first;
+      core topic first, then other concepts the conversation named (one only
+      reached through the catalog, two or more hops away, is left out), each
+      group heaviest first;
     * ``avoid`` (recommendation): disliked concepts, heaviest first.
 
     ``demoted``: keys that are not specific to this user (graphmem/specificity.py); they stay

@@ -74,6 +74,21 @@ def test_a_confused_core_topic_is_struggling_and_not_repeated_as_a_gap() -> None
     assert where["php"] == ("knowledge_gaps", DISLIKES)
 
 
+def test_related_concepts_are_core_neighbours_or_named_in_the_conversation() -> None:
+    # Derived by hand (reference ranker, core_size 5): a..e are the five heaviest the user named (core),
+    # f named once more lightly (related, not a core neighbour), g never named and linked only to f
+    # (0.8 x 10 = 8 >= 5: it survives compaction) — the curriculum's, two hops from any core topic, so
+    # it is not shown; h, never named but a prerequisite of core topic a, is shown as its neighbour.
+    g = graph(
+        [node(k, 3) for k in "abcde"] + [node("f", 1), node("g", 0), node("h", 0)],
+        [("g", P, "f"), ("h", P, "a")],
+    )
+    where = placed(select(g, [], scope="general"))
+    assert {k for k, (sec, _) in where.items() if sec == "core_topics"} == set("abcde")
+    assert where["f"][0] == "related_concepts" and where["h"][0] == "related_concepts"
+    assert "g" not in where
+
+
 def test_a_focus_is_shown_once_as_the_current_topic() -> None:
     where = placed(select(learner(), ["rest", "react"]))
     assert where["rest"] == ("current_topic", STRUGGLING)
