@@ -20,7 +20,8 @@ MERGE (u:User {tenant: $tenant, id: $user_id})
 MERGE (t)-[:HAS_USER]->(u)
 // Setting a property takes the user's write lock; the version is bumped only when turns are written.
 SET u.locked_at = datetime()
-RETURN u.version AS version;
+// The catalog version too: the write's consistency token takes both from here (no read after the write).
+RETURN u.version AS version, coalesce(t.catalog_version, 0) AS catalog_version;
 
 // name: ingest_existing_turns
 // Which of these turn ids are already stored for the user, with what they hold: a re-sent identical turn

@@ -302,3 +302,40 @@ LIMIT $limit;
 UNWIND $keys AS key
 MATCH (c:Concept {tenant: $tenant, key: key})
 RETURN c.key AS key, c.name AS name, c.in_catalog AS in_catalog;
+
+// name: user_graph_rest
+// What loading a user's graph reads besides the interests, in one statement (one round trip where three
+// cost three): the mastery of every concept attempted (attempts_user_mastery's rows), the user's own
+// relations (owner 'u:' + the user id, as UserRef.owner; edges_by_owner's rows) and the history size
+// (user_history_size's row).
+CALL () {
+  MATCH (m:Mastery {tenant: $tenant, user_id: $user_id})-[:OF]->(c:Concept)
+  OPTIONAL MATCH (i:Interest {tenant: $tenant, user_id: $user_id, key: m.key})
+  RETURN collect({key: m.key, name: CASE WHEN c.in_catalog OR i.own_name IS NULL THEN c.name ELSE i.own_name END,
+                  type: c.type, in_catalog: c.in_catalog, critical: c.critical, mastery: m.mastery,
+                  attempts: m.attempts, correct: m.correct, last_ms: m.last_ts.epochMillis,
+                  last_attempt: m.last_attempt, stance_ms: i.stance_at.epochMillis}) AS mastery
+}
+CALL () {
+  CALL () {
+    MATCH (a)-[r:PREREQUISITE_OF {tenant: $tenant, owner: 'u:' + $user_id}]->(b) RETURN a, r, b
+    UNION ALL
+    MATCH (a)-[r:USES {tenant: $tenant, owner: 'u:' + $user_id}]->(b) RETURN a, r, b
+    UNION ALL
+    MATCH (a)-[r:REQUIRES {tenant: $tenant, owner: 'u:' + $user_id}]->(b) RETURN a, r, b
+    UNION ALL
+    MATCH (a)-[r:PART_OF {tenant: $tenant, owner: 'u:' + $user_id}]->(b) RETURN a, r, b
+    UNION ALL
+    MATCH (a)-[r:RELATED_TO {tenant: $tenant, owner: 'u:' + $user_id}]->(b) RETURN a, r, b
+  }
+  RETURN collect({source: a.key, type: type(r), target: b.key, scope: r.scope,
+                  confidence: coalesce(r.confidence, 1.0)}) AS own_edges
+}
+CALL () {
+  MATCH (t:Turn {tenant: $tenant, user_id: $user_id})
+  WITH t.role = 'user' AS own, t.language AS language, count(t) AS n, sum(t.tokens) AS tokens,
+       max(t.ts).epochMillis AS last_ms
+  RETURN coalesce(sum(n), 0) AS turns, coalesce(sum(tokens), 0) AS tokens, max(last_ms) AS last_ms,
+         collect(CASE WHEN own THEN [language, n] END) AS user_languages
+}
+RETURN mastery, own_edges, turns, tokens, last_ms, user_languages;

@@ -119,6 +119,15 @@ class Chain:
             # A session started from the chain's bookmarks returns ones that follow them.
             self.bookmarks = values
 
+    def wrote(self, tenant: str, user_id: str, versions: tuple[int, int]) -> None:
+        """A write of this request left the user at these (graph, catalog) versions (its own transaction
+        said so): the token takes them without a read after the write."""
+        self._users[f"{tenant}\x00{user_id}"] = versions
+
+    def written(self, tenant: str, user_id: str) -> tuple[int, int] | None:
+        """The versions a write of this request recorded for the user (None if none did)."""
+        return self._users.get(f"{tenant}\x00{user_id}")
+
     def floor(self, tenant: str, user_id: str) -> tuple[int, int | None] | None:
         """(graph version, catalog version) the answer for this user must reach, if the token says."""
         t = self.after

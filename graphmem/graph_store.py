@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .attempt_plan import AttemptPlan, NewAttempt
 from .bkt import BKTParams
 from .models import PriorTurn, UserGraph
-from .store import CatalogRows, CompactionRecord, IngestWrite, StoredTurn, UserRef, WeightRow
+from .store import (
+    CatalogRows,
+    CompactionRecord,
+    IngestReads,
+    IngestWrite,
+    PendingTurn,
+    StoredTurn,
+    UserRef,
+    WeightRow,
+)
 
 
 class GraphStore(Protocol):
@@ -33,6 +42,7 @@ class GraphStore(Protocol):
         self, user: UserRef, turn_ids: Sequence[str], expected: dict[str, tuple[str, str, str]] | None = None
     ) -> set[str]: ...
     def prior_turn(self, user: UserRef, session_id: str, before: datetime) -> PriorTurn | None: ...
+    def ingest_reads(self, user: UserRef, session_id: str, turns: Sequence[PendingTurn]) -> IngestReads: ...
     def write_ingest(self, user: UserRef, session_id: str, turns: Sequence[StoredTurn]) -> IngestWrite: ...
 
     # -- a user's graph, weights, compaction

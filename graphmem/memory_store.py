@@ -29,7 +29,9 @@ from .settings import Settings
 from .store import (
     CatalogRows,
     CompactionRecord,
+    IngestReads,
     IngestWrite,
+    PendingTurn,
     StoredTurn,
     UserRef,
     WeightRow,
@@ -174,6 +176,15 @@ class InMemoryStore:
                 _check_conflicts(rows, expected)
             return {r["turn_id"] for r in rows}
 
+    def ingest_reads(self, user: UserRef, session_id: str, turns: Sequence[PendingTurn]) -> IngestReads:
+        with self._lock:  # one snapshot, as Neo4jStore's one read transaction
+            known = self.existing_turn_ids(
+                user, [t.turn_id for t in turns], {t.turn_id: (session_id, t.role, t.text) for t in turns}
+            )
+            head = next((t for t in turns if t.turn_id not in known), None)
+            prior = self.prior_turn(user, session_id, head.ts) if head is not None and head.role == "user" else None
+            return IngestReads(known, self.catalog_version(user.tenant), prior)
+
     def prior_turn(self, user: UserRef, session_id: str, before: datetime) -> PriorTurn | None:
         with self._lock:
             u = self._user(user)
@@ -215,7 +226,7 @@ class InMemoryStore:
                 else:
                     new.append(x)
             if not new:
-                return IngestWrite([], duplicates, version)
+                return IngestWrite([], duplicates, version, catalog_version=t.catalog_version)
             u.version += 1
             names: dict[str, str] = {}
             for x in new:
@@ -277,7 +288,7 @@ class InMemoryStore:
                             rel[k].append(v)
                     rel["confidence"] = max(rel["confidence"], r.confidence)
             refreshed = [self._refresh_interest(t, u, k, names[k]) for k in sorted(names)]
-            return IngestWrite([x.turn_id for x in new], duplicates, version, tuple(refreshed))
+            return IngestWrite([x.turn_id for x in new], duplicates, version, tuple(refreshed), t.catalog_version)
 
     @staticmethod
     def _merge_concept(t: _Tenant, key: str, name: str, type_: str | None, language: str | None) -> None:

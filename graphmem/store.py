@@ -151,6 +151,33 @@ class IngestWrite:
     version: int  # the user's graph version before this write (the write makes it version + 1)
     # The refreshed interest rows of the concepts this write touched (user_interests' shape).
     interests: tuple[dict[str, Any], ...] = ()
+    # The tenant's catalog version as the write's transaction saw it (None from stores that do not say).
+    catalog_version: int | None = None
+
+    @property
+    def version_after(self) -> int:
+        """The user's graph version this write left (its consistency token's floor): version + 1 when it
+        stored turns, else the version it found."""
+        return self.version + 1 if self.accepted else self.version
+
+
+@dataclass(frozen=True)
+class PendingTurn:
+    """A turn of an ingest call before extraction: what the pre-write reads need of it."""
+
+    turn_id: str
+    role: str
+    text: str
+    ts: datetime
+
+
+@dataclass(frozen=True)
+class IngestReads:
+    """What an ingest reads before it extracts (Neo4jStore.ingest_reads)."""
+
+    known: set[str]  # ids of the call's turns already stored
+    catalog_version: int
+    prior: PriorTurn | None  # the session's turn before the first new one, when that is a user turn
 
 
 @dataclass(frozen=True)
@@ -499,34 +526,35 @@ class Neo4jStore:
 
     def prior_turn(self, user: UserRef, session_id: str, before: datetime) -> PriorTurn | None:
         """The session's last stored turn before ``before``, with its mentions (None if there is none)."""
-        rows = self._read(
-            lambda tx: self._run(
-                tx, "ingest_prior_turn", **user.params(session_id=session_id, before=before.isoformat())
+        return _prior_turn(
+            self._read(
+                lambda tx: self._run(
+                    tx, "ingest_prior_turn", **user.params(session_id=session_id, before=before.isoformat())
+                )
             )
         )
-        if not rows:
-            return None
-        row = rows[0]
-        mentions = []
-        for m in row["mentions"]:
-            try:
-                mentions.append(
-                    ConceptMention(
-                        key=m["key"],
-                        name=m["name"],
-                        type=m["type"],
-                        language=row["language"] or "en",
-                        start=m["start"],
-                        end=m["end"],
-                        surface=m["surface"] or "",
-                        extractor=m["extractor"],
-                        confidence=m["confidence"],
-                        in_catalog=bool(m["in_catalog"]),
-                    )
+
+    def ingest_reads(self, user: UserRef, session_id: str, turns: Sequence[PendingTurn]) -> IngestReads:
+        """What an ingest reads before extracting, in one read transaction (one session, one commit, where
+        three separate reads cost a third of an ingest): the stored turns among ``turns`` (a stored id with
+        other text, role or session raises TurnIdConflict), the tenant's catalog version, and the session's
+        turn before the first new one when that is a user turn (its antecedents for coreference)."""
+
+        def work(tx: ManagedTransaction) -> IngestReads:
+            rows = self._run(tx, "ingest_existing_turns", **user.params(turn_ids=[t.turn_id for t in turns]))
+            _check_conflicts(rows, {t.turn_id: (session_id, t.role, t.text) for t in turns})
+            known = {r["turn_id"] for r in rows}
+            catalog = int(self._run_flat(tx, "catalog_version", tenant=user.tenant)[0]["catalog_version"])
+            head = next((t for t in turns if t.turn_id not in known), None)
+            prior = None
+            if head is not None and head.role == "user":
+                before = head.ts.isoformat()
+                prior = _prior_turn(
+                    self._run(tx, "ingest_prior_turn", **user.params(session_id=session_id, before=before))
                 )
-            except ValidationError:
-                continue  # a mention stored by an older version: not an antecedent
-        return PriorTurn(row["role"], tuple(mentions))
+            return IngestReads(known, catalog, prior)
+
+        return self._read(work)
 
     def write_ingest(
         self, user: UserRef, session_id: str, turns: Sequence[StoredTurn], fault: FaultHook | None = None
@@ -547,7 +575,8 @@ class Neo4jStore:
         def work(tx: ManagedTransaction) -> IngestWrite:
             nonlocal runs
             runs += 1
-            version = self._run(tx, "ingest_lock_user", **user.params())[0]["version"]
+            locked = self._run(tx, "ingest_lock_user", **user.params())[0]
+            version, catalog_version = locked["version"], int(locked["catalog_version"])
             ids = [t.turn_id for t in turns]
             rows = self._run(tx, "ingest_existing_turns", **user.params(turn_ids=ids))
             # Re-checked here, under the lock: a concurrent call may have stored one of these ids meanwhile.
@@ -569,9 +598,10 @@ class Neo4jStore:
                 if unused:
                     self._delete_orphan_concepts(tx, user, unused)
             if not new_turns:
-                return IngestWrite([], duplicates, version)
+                return IngestWrite([], duplicates, version, catalog_version=catalog_version)
             interests = self._write_turn_rows(tx, user, session_id, new_turns, fault, recreate=runs > 1)
-            return IngestWrite([t.turn_id for t in new_turns], duplicates, version, tuple(interests))
+            accepted = [t.turn_id for t in new_turns]
+            return IngestWrite(accepted, duplicates, version, tuple(interests), catalog_version)
 
         return self._write(work, constraint_retry=True)
 
@@ -715,16 +745,18 @@ class Neo4jStore:
                 rows = self._run_flat(tx, "user_interests", **user.params())
             for r in rows:
                 concepts[r["key"]] = _interest_node(r)
+            # Mastery, the user's own relations and the history size in one statement (user_graph_rest).
+            rest = self._run_flat(tx, "user_graph_rest", **user.params())[0]
             # Graded attempts: mastery joins the user model (an attempted concept is in the graph
             # even when the user never named it).
-            attempted = _apply_mastery(concepts, self._run(tx, "attempts_user_mastery", **user.params()))
+            attempted = _apply_mastery(concepts, rest["mastery"])
             seeds = seed_keys(concepts, extra, attempted)
             # Visible relations: the tenant's catalog (cached per catalog version) and the user's own,
             # both by index seek. Expanding the user's concepts in Neo4j also walked every other user's
             # relations on the shared concept nodes (~30-50 ms per hop in a busy tenant).
             catalog = self._catalog_adjacency(tx, user.tenant, catalog_version)
             catalog_deps = catalog.deps
-            own_adj = adjacency(self._run_flat(tx, "edges_by_owner", edge_owner=user.owner, **user.params()))
+            own_adj = adjacency(rest["own_edges"])
             edges = walk(seeds, (catalog.adj, own_adj), depth)
             missing = missing_endpoints(edges, extra, concepts)
             # Catalog neighbours the user never named come from the per-version cache; only others
@@ -742,7 +774,7 @@ class Neo4jStore:
                         critical=bool(r["critical"]),
                     )
             kept = kept_edges(edges, concepts)
-            size = self._run_flat(tx, "user_history_size", **user.params())[0]
+            size = rest
             # Key order, so the same graph always gives the same ranking down to the last float bit.
             concepts = {k: concepts[k] for k in sorted(concepts)}
             return UserGraph(
@@ -1126,6 +1158,33 @@ class Neo4jStore:
         ops = [(op.get("operatorType", "?"), int(op.get("dbHits", 0))) for op in flatten(profile)]
         top = sorted(ops, key=lambda o: -o[1])[:3]
         return {"db_hits": sum(h for _, h in ops), "rows": rows, "top_operators": [f"{o} {h}" for o, h in top]}
+
+
+def _prior_turn(rows: list[dict[str, Any]]) -> PriorTurn | None:
+    """An ingest_prior_turn row as a PriorTurn (None without a row)."""
+    if not rows:
+        return None
+    row = rows[0]
+    mentions = []
+    for m in row["mentions"]:
+        try:
+            mentions.append(
+                ConceptMention(
+                    key=m["key"],
+                    name=m["name"],
+                    type=m["type"],
+                    language=row["language"] or "en",
+                    start=m["start"],
+                    end=m["end"],
+                    surface=m["surface"] or "",
+                    extractor=m["extractor"],
+                    confidence=m["confidence"],
+                    in_catalog=bool(m["in_catalog"]),
+                )
+            )
+        except ValidationError:
+            continue  # a mention stored by an older version: not an antecedent
+    return PriorTurn(row["role"], tuple(mentions))
 
 
 def _check_conflicts(rows: Iterable[dict[str, Any]], expected: dict[str, tuple[str, str, str]]) -> None:

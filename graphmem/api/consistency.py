@@ -67,7 +67,10 @@ def writing(mem: GraphMemory, tenant: str, headers: Headers, user_id: str | None
     stamp = Stamp()
     with chain() as c:
         yield stamp
-        # Read in the write's chain, so it sees the write: one index seek, on the replica's own session.
-        versions = mem.store.user_version(UserRef(tenant, user_id)) if user_id is not None else None
+        # The versions the write's own transaction saw (ingest records them), else read in the write's
+        # chain, so it sees the write: one index seek, on the replica's own session.
+        versions: tuple[int | None, int] | None = None
+        if user_id is not None:
+            versions = c.written(tenant, user_id) or mem.store.user_version(UserRef(tenant, user_id))
         stamp.token = c.token(tenant, user_id, versions).encode()
     headers[TOKEN_HEADER] = stamp.token

@@ -88,15 +88,17 @@ class Core:
 
     # -- extractors and names -------------------------------------------------------------
 
-    def extractor_entry(self, tenant: str) -> tuple[int, ConceptExtractor]:
+    def extractor_entry(self, tenant: str, catalog_version: int | None = None) -> tuple[int, ConceptExtractor]:
         """(catalog version, the extractor built from that catalog), rebuilt when the catalog changed.
 
         One thread builds a tenant's extractor; the others wait for it (single flight). Each request used
         to build its own: after a catalog change, 20 clients' first requests built 20 extractors at once
         (~1.6 s of CPU each on a cold process), and on a loaded 2-core machine the last one answered after
-        more than a minute (tests/test_load.py; tests/test_extractor_build.py).
+        more than a minute (tests/test_load.py; tests/test_extractor_build.py). ``catalog_version``: the
+        version the caller just read (ingest reads it with its other pre-write reads), else read here.
         """
-        catalog_version = self.store.catalog_version(tenant)
+        if catalog_version is None:
+            catalog_version = self.store.catalog_version(tenant)
         cached = self.extractors.get(tenant)
         if cached and cached[0] == catalog_version:
             return cached

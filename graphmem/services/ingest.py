@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from .. import consistency
 from ..errors import GraphmemError, InvalidInput
 from ..models import IngestResult, TurnEditLog, TurnExtraction, TurnIn, clean_text, derive_turn_id, utc_now
 from ..settings import Settings
-from ..store import IngestWrite, StoredTurn, UserRef
+from ..store import IngestWrite, PendingTurn, StoredTurn, UserRef
 from .core import Core, check_service_id
 from .rerank import Reranker
 
@@ -92,16 +93,15 @@ class IngestService:
         user = core.user(tenant, user_id)
         prepared = prepare_turns(core.settings, session_id, turns, utc_now())
 
-        # Skip extraction for turns already stored (the store re-checks inside its transaction); a
-        # stored turn with this id but other text, role or session is a 409 (TURN_ID_CONFLICT).
-        known = store.existing_turn_ids(
-            user, [p.turn_id for p in prepared], {p.turn_id: (session_id, p.role, p.text) for p in prepared}
-        )
-        fresh = [p for p in prepared if p.turn_id not in known]
-        extractor_version, extractor = core.extractor_entry(tenant)
+        # One read transaction: skip extraction for turns already stored (the store re-checks inside its
+        # write transaction; a stored turn with this id but other text, role or session is a 409,
+        # TURN_ID_CONFLICT), the catalog version (which extractor), and, when a user turn heads the new
+        # ones, the session's last stored turn (what it may refer back to).
+        reads = store.ingest_reads(user, session_id, [PendingTurn(p.turn_id, p.role, p.text, p.ts) for p in prepared])
+        fresh = [p for p in prepared if p.turn_id not in reads.known]
+        prior = reads.prior if fresh else None
+        extractor_version, extractor = core.extractor_entry(tenant, reads.catalog_version)
         started = time.perf_counter()
-        # A user turn heading the batch may refer back to the session's last stored turn.
-        prior = store.prior_turn(user, session_id, fresh[0].ts) if fresh and fresh[0].role == "user" else None
         extractions = extractor.extract([p.text for p in fresh], [p.role for p in fresh], prior) if fresh else []
         self.last_extraction_seconds = time.perf_counter() - started
         by_id: dict[str, TurnExtraction] = {}
@@ -112,6 +112,10 @@ class IngestService:
 
         with core.user_lock(user):
             write = store.write_ingest(user, session_id, stored)
+            chain = consistency.current()
+            if chain is not None and write.catalog_version is not None:
+                # The token's versions come from the write's own transaction: no read after it.
+                chain.wrote(tenant, user_id, (write.version_after, write.catalog_version))
             if write.accepted:
                 if core.background is not None:
                     # Committed: answer now; ranking follows in the background (or on the next read).
