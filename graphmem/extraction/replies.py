@@ -71,6 +71,7 @@ def attach_replies(
     replies: Sequence[ReplyStance | None],
     prior: PriorTurn | None = None,
 ) -> list[TurnExtraction]:
+    """The extractions with each user reply's stance added for what the assistant just named."""
     out: list[TurnExtraction] = []
     targets: list[ConceptMention] = (
         _named(prior.concepts, "en") if prior is not None and prior.role == "assistant" else []

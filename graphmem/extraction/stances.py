@@ -130,6 +130,7 @@ class _TurnState:
 def analyse_turn(
     text: str, language: str, sentences: list[tuple[int, int]], mentions: list[ConceptMention]
 ) -> TurnStances:
+    """Clause by clause, the newest clause winning: the turn's stances, reply stance and cue-like mentions."""
     cs = cues(language)
     src = _norm_quotes(text)  # same length: spans stay valid
     st = _TurnState()
