@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from graphmem.extraction.coreference import MIN_ANTECEDENT_CONFIDENCE
 from graphmem.extraction.stance_cues import cues
@@ -52,6 +53,17 @@ _SINGULAR = re.compile(
 )
 
 
+@dataclass
+class _Thread:
+    """What the assistant last put on the table and what the user's replies said about it so far."""
+
+    targets: list[ConceptMention]
+    in_order: list[ConceptMention]  # the same antecedents in reading order, for "the first one", "the latter"
+    last_role: str | None
+    opinions: dict[str, StanceMention] = field(default_factory=dict)  # the assistant's own stance to its names
+    given: dict[str, Stance] = field(default_factory=dict)  # what the user's replies said about the targets
+
+
 def attach_replies(
     texts: Sequence[str],
     roles: Sequence[str],
@@ -59,90 +71,117 @@ def attach_replies(
     replies: Sequence[ReplyStance | None],
     prior: PriorTurn | None = None,
 ) -> list[TurnExtraction]:
+    """The extractions with each user reply's stance added for what the assistant just named."""
     out: list[TurnExtraction] = []
-    opinions: dict[str, StanceMention] = {}  # the assistant's own stance toward what it just named
     targets: list[ConceptMention] = (
         _named(prior.concepts, "en") if prior is not None and prior.role == "assistant" else []
     )
-    in_order = list(targets)  # the same antecedents in reading order, for "the first one", "the latter"
-    last_role = prior.role if prior is not None else None
-    given: dict[str, Stance] = {}  # what the user's replies said so far about the current targets
+    th = _Thread(targets, list(targets), prior.role if prior is not None else None)
     for text, role, ex, reply in zip(texts, roles, extractions, replies, strict=True):
         if role != "user":
-            named = _named(ex.concepts, ex.language)
-            if named:
-                if last_role == "user" or not targets:
-                    targets, in_order, opinions, given = named, named, {}, {}
-                else:
-                    targets = _merge(targets, named)
-                    have_keys = {m.key for m in in_order}
-                    in_order = [*in_order, *(m for m in named if m.key not in have_keys)]
-                said = analyse_turn(text, ex.language, [(0, len(text))], named).stances
-                opinions.update({s.key: s for s in said if s.stance in (Stance.interested, Stance.dislikes)})
-            out.append(ex)
-            last_role = role
-            continue
-        own = [m for m in ex.concepts if m.extractor is not ExtractorName.coreference and _name_like(m)]
-        on_table = {m.key for m in targets}
-        # Repeating the title just named ("I haven't seen It.") is no move to a name of one's own here.
-        if (
-            reply is None
-            and targets
-            and all(m.key in on_table for m in own)
-            and not any(s.key in on_table for s in ex.stances)
-        ):
-            # "I haven't seen that one. I'm not into horror movies.", "I don't really like those kinds of
-            # movies": disliking a kind in the reply is disliking what was just suggested.
-            kind = next((s for s in ex.stances if s.stance is Stance.dislikes and _kind(s.key, ex.concepts)), None)
-            if kind is not None:
-                reply = ReplyStance(Stance.dislikes, kind.start, kind.end, kind.cue, kind.confidence)
-        # The reply stance was said before the turn named anything of its own ("I don't like ghost
-        # stories. I hated Poltergeist!"): it is about what the assistant named.
-        agreed: list[ConceptMention] = []
-        if reply is None and targets and opinions and not own and cues(ex.language).agreement.match(text):
-            # "Anchorman was really good." — "It was.": the user agrees with the assistant's opinion.
-            agreed = [m for m in targets if m.key in opinions]
-            if agreed:
-                reply = ReplyStance(opinions[agreed[0].key].stance, 0, len(text), text, CONF_AGREE)
-                agreed = [m for m in agreed if opinions[m.key].stance is reply.stance]
-        if reply is not None and reply.stance is not Stance.dislikes and targets and not agreed:
-            # "Not really a fan of that one. I like the first half hour but …", "Too old for my taste. I was
-            # hoping for something from the 80s", "I didn't like that one much but I can't remember why":
-            # a liking (or a word of knowing or confusion) after a dislike in one reply is about something
-            # else or a concession; the dislike is the verdict.
-            reply = _earlier_dislike(text, ex, reply)
-        if reply is not None and targets:
-            ordinal = _ordinal(text, reply, in_order)
-            single = ordinal is not None or bool(_SINGULAR.search(text))
-            chosen = agreed or ([ordinal] if ordinal is not None else targets[:1] if single else targets[:MAX_TARGETS])
-            if not single:
-                # A follow-up turn extends the reply, it does not take back its verdict ("… but I do not
-                # like much." — "I like his more out there funny ones."; "that one sounds really nice" —
-                # "sorry, I'm not easy").
-                chosen = [m for m in chosen if given.get(m.key) in (None, reply.stance)]
-            given.update({m.key: reply.stance for m in chosen})
-            added = [
-                StanceMention(
-                    key=m.key,
-                    name=m.name,
-                    stance=reply.stance,
-                    start=reply.start,
-                    end=reply.end,
-                    cue=reply.cue,
-                    confidence=round(reply.confidence * CONFIDENCE_FACTOR, 3),
-                )
-                for m in chosen
-            ]
-            have = {s.key for s in ex.stances}
-            ex = ex.model_copy(update={"stances": [*ex.stances, *(a for a in added if a.key not in have)]})
-        if own and (any(m.in_catalog for m in own) or not any(m.in_catalog for m in targets)):
-            # The user moved on to names of their own. A name of another kind than the catalog's titles
-            # ("Another nice piece of work by Steven Spielberg." after "Have you seen King Kong?") still
-            # speaks about them: the next reply ("I don't really like it though.") is about the film.
-            targets, in_order = [], []
+            _assistant_turn(th, text, ex)
+        else:
+            ex = _user_turn(th, text, ex, reply)
         out.append(ex)
-        last_role = role
+        th.last_role = role
     return out
+
+
+def _assistant_turn(th: _Thread, text: str, ex: TurnExtraction) -> None:
+    """The assistant's names become the reply's antecedents (added to them within one assistant run)."""
+    named = _named(ex.concepts, ex.language)
+    if not named:
+        return
+    if th.last_role == "user" or not th.targets:
+        th.targets, th.in_order, th.opinions, th.given = named, named, {}, {}
+    else:
+        th.targets = _merge(th.targets, named)
+        have_keys = {m.key for m in th.in_order}
+        th.in_order = [*th.in_order, *(m for m in named if m.key not in have_keys)]
+    said = analyse_turn(text, ex.language, [(0, len(text))], named).stances
+    th.opinions.update({s.key: s for s in said if s.stance in (Stance.interested, Stance.dislikes)})
+
+
+def _user_turn(th: _Thread, text: str, ex: TurnExtraction, reply: ReplyStance | None) -> TurnExtraction:
+    """A user turn: find its reply stance (cue, kind dislike or agreement) and give it to the antecedents."""
+    own = [m for m in ex.concepts if m.extractor is not ExtractorName.coreference and _name_like(m)]
+    if reply is None:
+        reply = _kind_reply(th, ex, own)
+    # The reply stance was said before the turn named anything of its own ("I don't like ghost
+    # stories. I hated Poltergeist!"): it is about what the assistant named.
+    agreed: list[ConceptMention] = []
+    if reply is None and th.targets and th.opinions and not own and cues(ex.language).agreement.match(text):
+        reply, agreed = _agreement(th, text)
+    if reply is not None and reply.stance is not Stance.dislikes and th.targets and not agreed:
+        # "Not really a fan of that one. I like the first half hour but …", "Too old for my taste. I was
+        # hoping for something from the 80s", "I didn't like that one much but I can't remember why":
+        # a liking (or a word of knowing or confusion) after a dislike in one reply is about something
+        # else or a concession; the dislike is the verdict.
+        reply = _earlier_dislike(text, ex, reply)
+    if reply is not None and th.targets:
+        ex = _give_reply(th, text, ex, reply, agreed)
+    if _moved_on(th, own):
+        th.targets, th.in_order = [], []
+    return ex
+
+
+def _moved_on(th: _Thread, own: list[ConceptMention]) -> bool:
+    """The user named things of their own, so later replies no longer point at the assistant's names."""
+    # A name of another kind than the catalog's titles ("Another nice piece of work by Steven
+    # Spielberg." after "Have you seen King Kong?") still speaks about them: the next reply ("I don't
+    # really like it though.") is about the film.
+    return bool(own) and (any(m.in_catalog for m in own) or not any(m.in_catalog for m in th.targets))
+
+
+def _kind_reply(th: _Thread, ex: TurnExtraction, own: list[ConceptMention]) -> ReplyStance | None:
+    """Disliking a kind in a turn with no name of its own is disliking what was just suggested."""
+    on_table = {m.key for m in th.targets}
+    # Repeating the title just named ("I haven't seen It.") is no move to a name of one's own here.
+    if th.targets and all(m.key in on_table for m in own) and not any(s.key in on_table for s in ex.stances):
+        # "I haven't seen that one. I'm not into horror movies.", "I don't really like those kinds of
+        # movies": disliking a kind in the reply is disliking what was just suggested.
+        kind = next((s for s in ex.stances if s.stance is Stance.dislikes and _kind(s.key, ex.concepts)), None)
+        if kind is not None:
+            return ReplyStance(Stance.dislikes, kind.start, kind.end, kind.cue, kind.confidence)
+    return None
+
+
+def _agreement(th: _Thread, text: str) -> tuple[ReplyStance | None, list[ConceptMention]]:
+    """ "Anchorman was really good." — "It was.": the user agrees with the assistant's opinion."""
+    agreed = [m for m in th.targets if m.key in th.opinions]
+    if not agreed:
+        return None, agreed
+    reply = ReplyStance(th.opinions[agreed[0].key].stance, 0, len(text), text, CONF_AGREE)
+    return reply, [m for m in agreed if th.opinions[m.key].stance is reply.stance]
+
+
+def _give_reply(
+    th: _Thread, text: str, ex: TurnExtraction, reply: ReplyStance, agreed: list[ConceptMention]
+) -> TurnExtraction:
+    """The reply's stance for the antecedents it points at (one, an ordinal one, or all), as new stances."""
+    ordinal = _ordinal(text, reply, th.in_order)
+    single = ordinal is not None or bool(_SINGULAR.search(text))
+    chosen = agreed or ([ordinal] if ordinal is not None else th.targets[:1] if single else th.targets[:MAX_TARGETS])
+    if not single:
+        # A follow-up turn extends the reply, it does not take back its verdict ("… but I do not
+        # like much." — "I like his more out there funny ones."; "that one sounds really nice" —
+        # "sorry, I'm not easy").
+        chosen = [m for m in chosen if th.given.get(m.key) in (None, reply.stance)]
+    th.given.update({m.key: reply.stance for m in chosen})
+    added = [
+        StanceMention(
+            key=m.key,
+            name=m.name,
+            stance=reply.stance,
+            start=reply.start,
+            end=reply.end,
+            cue=reply.cue,
+            confidence=round(reply.confidence * CONFIDENCE_FACTOR, 3),
+        )
+        for m in chosen
+    ]
+    have = {s.key for s in ex.stances}
+    return ex.model_copy(update={"stances": [*ex.stances, *(a for a in added if a.key not in have)]})
 
 
 def _earlier_dislike(text: str, ex: TurnExtraction, reply: ReplyStance) -> ReplyStance:

@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from graphmem.extraction import preference, stance_model
-from graphmem.extraction.stance_cues import CueSet, cues
+from graphmem.extraction.stance_cues import CueClass, CueSet, cues
 from graphmem.extraction.zh import stance_model as zh_stance_model
 from graphmem.models import ConceptMention, Stance, StanceMention
 
@@ -109,95 +109,160 @@ def extract_stances(
     return analyse_turn(text, language, sentences, mentions).stances
 
 
-def analyse_turn(
-    text: str, language: str, sentences: list[tuple[int, int]], mentions: list[ConceptMention]
-) -> TurnStances:
-    cs = cues(language)
-    src = _norm_quotes(text)  # same length: spans stay valid
-    clauses = split_clauses(src, cs, sentences, mentions)
-    current: dict[str, tuple[ConceptMention, Decision, bool]] = {}  # key -> (mention, decision, past)
-    targets: list[ConceptMention] = []
-    named = False  # has the turn named something of its own yet (a catalog or name-like mention)?
+@dataclass
+class _TurnState:
+    """What the clause loop carries from one clause to the next (one turn)."""
+
+    current: dict[str, tuple[ConceptMention, Decision, bool]] = field(default_factory=dict)  # key -> (m, d, past)
+    targets: list[ConceptMention] = field(default_factory=list)
+    named: bool = False  # has the turn named something of its own yet (a catalog or name-like mention)?
     previous: Decision | None = None
     pending: Decision | None = None  # a cue before any mention: "One of my favourites is ..., called X"
     reply: ReplyStance | None = None
-    cue_mentions: list[tuple[int, int]] = []
-    other = False  # the subject carried from the clause before, within a sentence
-    waiting: list[ConceptMention] = []  # catalog names of this sentence with no current stance yet
-    sentence_start = -1
-    spoken_by_other: set[str] = set()  # names in a clause whose subject is someone else
-    aside: dict[str, bool] = {}  # key -> named last in a question, a hypothetical or another person's clause
-    for cl in clauses:
-        if cl.sentence_start != sentence_start:
-            sentence_start, other, waiting = cl.sentence_start, False, []
-        inside = [m for m in mentions if m.start >= cl.start and m.end <= cl.end]
-        d, other = decide(src, cs, cl, inside, other)
-        if other:
-            spoken_by_other.update(m.key for m in inside)
-        if inside:
-            # An open-vocabulary "concept" that is a cue itself ("Meh", "second nature") is how the user
-            # said it, not what about.
-            cued = [
-                m
-                for m in inside
-                if not m.in_catalog
-                and (
-                    any(cc.pattern.fullmatch(src[m.start : m.end]) for cc in cs.classes)
-                    or d is not None
-                    and m.start < d.end
-                    and d.start < m.end
-                    and d.end - d.start < cl.end - cl.start
-                )
-            ]
-            if cued:
-                cue_mentions.extend((m.start, m.end) for m in cued)
-                inside = [m for m in inside if m not in cued]
-        if d is None and cs.language == "en" and not cl.question and not other and (inside or targets or not named):
-            d = _reread(_sentiment(src, cs, cl, inside), src, cs, cl)
-        named = named or any(_name_like(m) for m in inside)
-        if d is not None and d.stance is not None and not named:
-            # The newest such clause is the reply ("那部我看过，挺无聊的": seen it, and it was boring).
-            reply = ReplyStance(d.stance, d.start, d.end, text[d.start : d.end], d.confidence)
-        if inside:
-            if d is None and previous is not None and previous.stance is not None and _is_list_rest(src, cl, inside):
-                d = previous  # "I want to learn Python, Django and Flask": the list shares the stance
-                targets = [*targets, *inside]
-            else:
-                if d is None and pending is not None and not cl.question:
-                    d = pending  # "知道，鸟巢的门票…", "One of my favourites is a comedy, called X"
-                targets = inside
-            pending = None
-        elif d is not None and d.stance is not None and not targets:
-            pending = d
-        for m in inside:  # the newest clause naming it: is it the user's own statement at all?
-            aside[m.key] = d is None and (cl.question or other or cl.hypothetical)
-        if d is None:
-            waiting.extend(m for m in inside if m.in_catalog and m not in waiting)
-            continue
-        previous = d
-        past = cl.past and not cl.now
-        apply = targets
-        if d.stance is not None and not other and not past and waiting and not any(m.in_catalog for m in inside):
-            # "SQL used to scare me but after that internship I can write joins in my sleep", "linear
-            # regression is old news for me, I teach it to undergrads": a later clause that names only
-            # common nouns still speaks about the catalog name before it.
-            apply = [*targets, *(m for m in waiting if m not in targets)]
-        for m in apply:
-            old = current.get(m.key)
-            if d.stance is None and old is not None and old[1].stance is not None:
-                continue  # "I want Rust, I haven't learned it": a blocked cue does not erase a stance
-            if cl.concessive and old is not None and old[1].stance is not None and not old[2]:
-                continue  # "对量子力学特别好奇，虽然不太懂": the concession does not replace the main clause
-            current[m.key] = (m, d, past)
-        if past and d.stance is not None:
-            waiting = [*waiting, *(m for m in targets if m.in_catalog and m not in waiting)]
-        else:
-            waiting = []
+    cue_mentions: list[tuple[int, int]] = field(default_factory=list)
+    other: bool = False  # the subject carried from the clause before, within a sentence
+    waiting: list[ConceptMention] = field(default_factory=list)  # this sentence's catalog names, no stance yet
+    sentence_start: int = -1
+    spoken_by_other: set[str] = field(default_factory=set)  # names in a clause whose subject is someone else
+    aside: dict[str, bool] = field(default_factory=dict)  # key -> named last in a question/hypothetical/other's
+
+
+def analyse_turn(
+    text: str, language: str, sentences: list[tuple[int, int]], mentions: list[ConceptMention]
+) -> TurnStances:
+    """Clause by clause, the newest clause winning: the turn's stances, reply stance and cue-like mentions."""
+    cs = cues(language)
+    src = _norm_quotes(text)  # same length: spans stay valid
+    st = _TurnState()
+    for cl in split_clauses(src, cs, sentences, mentions):
+        _clause_step(st, text, src, cs, cl, mentions)
     if cs.language == "zh":
-        # Names no cue spoke about: the trained Chinese model's guess (zh/stance_model.py), or nothing.
-        decided = set(current) | spoken_by_other
-        for m, stance, a, b, conf in zh_stance_model.guesses(src, sentences, mentions, decided, cs):
-            current[m.key] = (m, Decision(stance, a, b, conf), False)
+        _add_zh_guesses(st, src, sentences, mentions, cs)
+    out = _kept_stances(st.current, text)
+    if cs.language == "en":
+        out = _revise_en(st, text, mentions, out)
+    return TurnStances(out, st.reply, st.cue_mentions)
+
+
+def _clause_step(st: _TurnState, text: str, src: str, cs: CueSet, cl: Clause, mentions: list[ConceptMention]) -> None:
+    """One clause: decide its stance, pick whom it speaks about, record it (the newest clause wins)."""
+    if cl.sentence_start != st.sentence_start:
+        st.sentence_start, st.other, st.waiting = cl.sentence_start, False, []
+    inside = [m for m in mentions if m.start >= cl.start and m.end <= cl.end]
+    d, st.other = decide(src, cs, cl, inside, st.other)
+    if st.other:
+        st.spoken_by_other.update(m.key for m in inside)
+    inside = _drop_cue_mentions(st, src, cs, cl, inside, d)
+    if d is None and _wants_sentiment(st, cs, cl, inside):
+        d = _reread(_sentiment(src, cs, cl, inside), src, cs, cl)
+    st.named = st.named or any(_name_like(m) for m in inside)
+    _note_reply(st, text, d)
+    d = _choose_targets(st, src, cl, inside, d)
+    for m in inside:  # the newest clause naming it: is it the user's own statement at all?
+        st.aside[m.key] = d is None and (cl.question or st.other or cl.hypothetical)
+    if d is None:
+        st.waiting.extend(m for m in inside if m.in_catalog and m not in st.waiting)
+        return
+    _apply_decision(st, cl, inside, d)
+
+
+def _note_reply(st: _TurnState, text: str, d: Decision | None) -> None:
+    """A stance before the turn named anything of its own is its reply to what the other speaker named."""
+    if d is not None and d.stance is not None and not st.named:
+        # The newest such clause is the reply ("那部我看过，挺无聊的": seen it, and it was boring).
+        st.reply = ReplyStance(d.stance, d.start, d.end, text[d.start : d.end], d.confidence)
+
+
+def _drop_cue_mentions(
+    st: _TurnState, src: str, cs: CueSet, cl: Clause, inside: list[ConceptMention], d: Decision | None
+) -> list[ConceptMention]:
+    """An open-vocabulary "concept" that is a cue itself ("Meh", "second nature") is how, not what about."""
+    if not inside:
+        return inside
+    cued = [m for m in inside if not m.in_catalog and _is_cue_mention(m, src, cs, cl, d)]
+    if not cued:
+        return inside
+    st.cue_mentions.extend((m.start, m.end) for m in cued)
+    return [m for m in inside if m not in cued]
+
+
+def _is_cue_mention(m: ConceptMention, src: str, cs: CueSet, cl: Clause, d: Decision | None) -> bool:
+    """The mention is a whole cue, or overlaps the clause's cue that is shorter than the clause."""
+    if any(cc.pattern.fullmatch(src[m.start : m.end]) for cc in cs.classes):
+        return True
+    return d is not None and m.start < d.end and d.start < m.end and d.end - d.start < cl.end - cl.start
+
+
+def _wants_sentiment(st: _TurnState, cs: CueSet, cl: Clause, inside: list[ConceptMention]) -> bool:
+    """A cue-less English statement of the user's own, about something: the sentiment reading may speak."""
+    if cs.language != "en" or cl.question or st.other:
+        return False
+    return bool(inside or st.targets or not st.named)
+
+
+def _choose_targets(
+    st: _TurnState, src: str, cl: Clause, inside: list[ConceptMention], d: Decision | None
+) -> Decision | None:
+    """Whom the clause speaks about: its own mentions, a list sharing the stance before, or a pending cue."""
+    if inside:
+        if d is None and st.previous is not None and st.previous.stance is not None and _is_list_rest(src, cl, inside):
+            d = st.previous  # "I want to learn Python, Django and Flask": the list shares the stance
+            st.targets = [*st.targets, *inside]
+        else:
+            if d is None and st.pending is not None and not cl.question:
+                d = st.pending  # "知道，鸟巢的门票…", "One of my favourites is a comedy, called X"
+            st.targets = inside
+        st.pending = None
+    elif d is not None and d.stance is not None and not st.targets:
+        st.pending = d
+    return d
+
+
+def _apply_decision(st: _TurnState, cl: Clause, inside: list[ConceptMention], d: Decision) -> None:
+    """Give the clause's decision to its targets (and to catalog names still waiting), then update waiting."""
+    st.previous = d
+    past = cl.past and not cl.now
+    apply = st.targets
+    if d.stance is not None and not st.other and not past and st.waiting and not any(m.in_catalog for m in inside):
+        # "SQL used to scare me but after that internship I can write joins in my sleep", "linear
+        # regression is old news for me, I teach it to undergrads": a later clause that names only
+        # common nouns still speaks about the catalog name before it.
+        apply = [*st.targets, *(m for m in st.waiting if m not in st.targets)]
+    for m in apply:
+        _record(st.current, m, d, past, cl.concessive)
+    if past and d.stance is not None:
+        st.waiting = [*st.waiting, *(m for m in st.targets if m.in_catalog and m not in st.waiting)]
+    else:
+        st.waiting = []
+
+
+def _record(
+    current: dict[str, tuple[ConceptMention, Decision, bool]],
+    m: ConceptMention,
+    d: Decision,
+    past: bool,
+    concessive: bool,
+) -> None:
+    """The newer clause's decision replaces the older, unless it is a blocked cue or a concession."""
+    old = current.get(m.key)
+    if d.stance is None and old is not None and old[1].stance is not None:
+        return  # "I want Rust, I haven't learned it": a blocked cue does not erase a stance
+    if concessive and old is not None and old[1].stance is not None and not old[2]:
+        return  # "对量子力学特别好奇，虽然不太懂": the concession does not replace the main clause
+    current[m.key] = (m, d, past)
+
+
+def _add_zh_guesses(
+    st: _TurnState, src: str, sentences: list[tuple[int, int]], mentions: list[ConceptMention], cs: CueSet
+) -> None:
+    """Names no cue spoke about: the trained Chinese model's guess (zh/stance_model.py), or nothing."""
+    decided = set(st.current) | st.spoken_by_other
+    for m, stance, a, b, conf in zh_stance_model.guesses(src, sentences, mentions, decided, cs):
+        st.current[m.key] = (m, Decision(stance, a, b, conf), False)
+
+
+def _kept_stances(current: dict[str, tuple[ConceptMention, Decision, bool]], text: str) -> list[StanceMention]:
+    """The decided stances in mention order, minus blocked cues and past-only stances (except knowing)."""
     out: list[StanceMention] = []
     for m, d, past in sorted(current.values(), key=lambda x: x[0].start):
         if d.stance is None or (past and d.stance is not Stance.knows):
@@ -213,23 +278,26 @@ def analyse_turn(
                 confidence=d.confidence,
             )
         )
-    if cs.language == "en":
-        # The trained stance model reads each named concept's sentence (stance_model.combine: confident
-        # cue rules stand, the model decides where the rules are unsure or silent).
-        cued_spans = set(cue_mentions)
-        named_mentions = [m for m in mentions if _name_like(m) and (m.start, m.end) not in cued_spans]
-        kept = {s.key: s for s in out}
-        rules = {
-            key: stance_model.RuleView(
-                kept[key].stance.value if key in kept else None,
-                kept[key].confidence if key in kept else 0.0,
-                key in current and key not in kept,
-                aside.get(key, False),
-            )
-            for key in {*current, *aside}
-        }
-        out = stance_model.revise(text, named_mentions, rules, out)
-    return TurnStances(out, reply, cue_mentions)
+    return out
+
+
+def _revise_en(
+    st: _TurnState, text: str, mentions: list[ConceptMention], out: list[StanceMention]
+) -> list[StanceMention]:
+    """The trained stance model reads each named concept's sentence: confident cue rules stand (combine)."""
+    cued_spans = set(st.cue_mentions)
+    named_mentions = [m for m in mentions if _name_like(m) and (m.start, m.end) not in cued_spans]
+    kept = {s.key: s for s in out}
+    rules = {
+        key: stance_model.RuleView(
+            kept[key].stance.value if key in kept else None,
+            kept[key].confidence if key in kept else 0.0,
+            key in st.current and key not in kept,
+            st.aside.get(key, False),
+        )
+        for key in {*st.current, *st.aside}
+    }
+    return stance_model.revise(text, named_mentions, rules, out)
 
 
 def _name_like(m: ConceptMention) -> bool:
@@ -282,39 +350,84 @@ def decide(
     """The clause's stance from its cues (None: no cue speaks for the user here) and whether its
     subject is someone other than the user (carried to the next clause of the sentence)."""
     text = src[cl.start : cl.end]
-    # Words inside a name are no subject ("Crash Landing on You converted me", "He Got Game").
+    who = _mask_names(text, cs, cl, inside)
+    last_other, last_self = _subjects(cs, who, len(who))
+    other_here = last_other > last_self if max(last_other, last_self) >= 0 else other
+    if cl.hypothetical:
+        return Decision(None, cl.start, cl.end, CONF_NEGATED), other_here
+    hits = _cue_hits(text, cs, cl, inside)
+    if not hits:
+        return None, other_here
+    best: Decision | None = None
+    best_rank: tuple[int, int] | None = None
+    blocked: Decision | None = None
+    for start, end, idx in _outermost(hits, cl, inside):
+        found = _hit_decision(cs, cl, text, who, other, start, end, idx)
+        if found.stance is None:
+            blocked = blocked or found
+            continue
+        rank = (idx, -start)
+        if best_rank is None or rank < best_rank:
+            best, best_rank = found, rank
+    return best or blocked, other_here
+
+
+def _mask_names(text: str, cs: CueSet, cl: Clause, inside: list[ConceptMention]) -> str:
+    """Words inside a name are no subject ("Crash Landing on You converted me", "He Got Game")."""
     who = text
     for mention in (m for m in inside if _name_like(m)):
         a, b = mention.start - cl.start, mention.end - cl.start
         if cs.language == "zh" and cs.others.fullmatch(text, a, b):
             continue  # a kinship word found as a name (哥哥, 闺蜜) is still the subject
         who = who[:a] + "x" * (b - a) + who[b:]
-    last_other, last_self = _subjects(cs, who, len(who))
-    other_here = last_other > last_self if max(last_other, last_self) >= 0 else other
-    if cl.hypothetical:
-        return Decision(None, cl.start, cl.end, CONF_NEGATED), other_here
-    hits: list[tuple[int, int, int]] = []  # (start, end, class index), offsets in the clause
+    return who
+
+
+def _cue_hits(text: str, cs: CueSet, cl: Clause, inside: list[ConceptMention]) -> list[tuple[int, int, int]]:
+    """Every cue match in the clause as (start, end, class index), offsets in the clause."""
+    hits: list[tuple[int, int, int]] = []
     # "Is React hard to learn?" asks the other speaker; "what is recursion?", "why doesn't my loop stop?" show being lost.
     asks_other = cl.question and bool(cs.neutral_question.search(text))
     for idx, cc in enumerate(cs.classes):
         pattern = cc.pattern if not cl.question or (cc.stance is Stance.confused and not asks_other) else cc.question
         # "is it good?" asks; "what is recursion?" shows being lost; "anything like Superbad?" names a taste
         if pattern is not None:
-            for m in pattern.finditer(text):
-                if m.end() > m.start():
-                    # Alternation takes the first cue that matches here, not the longest ("not my" before
-                    # "not my vibe"); the class's cues are tried one by one only where the class matched.
-                    end = m.end()
-                    if pattern is cc.pattern:
-                        end = max([end, *(e for p in cc.parts if (x := p.match(text, m.start())) and (e := x.end()))])
-                    hits.append((m.start(), end, idx))
+            hits.extend(_pattern_hits(text, cc, pattern, idx))
         if cc.before is not None:
-            for mention in inside:
-                hit = cc.before.search(text, 0, mention.start - cl.start)
-                if hit is not None and hit.end() > hit.start():
-                    hits.append((hit.start(), hit.end(), idx))
-    if not hits:
-        return None, other_here
+            hits.extend(_before_hits(text, cc.before, cl, inside, idx))
+    return hits
+
+
+def _pattern_hits(text: str, cc: CueClass, pattern: re.Pattern[str], idx: int) -> list[tuple[int, int, int]]:
+    """A class's cue matches, each stretched to its longest single cue."""
+    hits: list[tuple[int, int, int]] = []
+    for m in pattern.finditer(text):
+        if m.end() > m.start():
+            # Alternation takes the first cue that matches here, not the longest ("not my" before
+            # "not my vibe"); the class's cues are tried one by one only where the class matched.
+            end = m.end()
+            if pattern is cc.pattern:
+                end = max([end, *(e for p in cc.parts if (x := p.match(text, m.start())) and (e := x.end()))])
+            hits.append((m.start(), end, idx))
+    return hits
+
+
+def _before_hits(
+    text: str, before: re.Pattern[str], cl: Clause, inside: list[ConceptMention], idx: int
+) -> list[tuple[int, int, int]]:
+    """Cues that count only before a mention of the clause."""
+    hits: list[tuple[int, int, int]] = []
+    for mention in inside:
+        hit = before.search(text, 0, mention.start - cl.start)
+        if hit is not None and hit.end() > hit.start():
+            hits.append((hit.start(), hit.end(), idx))
+    return hits
+
+
+def _outermost(
+    hits: list[tuple[int, int, int]], cl: Clause, inside: list[ConceptMention]
+) -> list[tuple[int, int, int]]:
+    """Cues outside catalog names, longest first, with overlapped shorter cues dropped."""
     # Inside a catalog name a cue is part of the name (a cue around a name, "passed the SQL exam", counts) ("Love Actually", 《喜欢你》), not a stance.
     hits = [
         h
@@ -327,36 +440,40 @@ def decide(
     for h in hits:
         if not any(h[0] < k[1] and k[0] < h[1] for k in kept):
             kept.append(h)
-    best: Decision | None = None
-    best_rank: tuple[int, int] | None = None
-    blocked: Decision | None = None
-    for start, end, idx in kept:
-        cc = cs.classes[idx]
-        a, b = cl.start + start, cl.start + end
-        o, s_ = _subjects(cs, who, start, text[start:end])
-        someone_else = (o > s_ if max(o, s_) >= 0 else other) and not cs.self_.match(text, start)
-        if someone_else:
-            # Someone else's taste: no stance here, and no sentiment guess either.
-            blocked = blocked or Decision(None, a, b, CONF_NEGATED)
-            continue
-        stance: Stance | None = cc.stance
-        conf = CONF_STANCE
-        lead = text[max(0, start - 24) : start]
-        if cs.negators.search(lead):
-            stance, conf = cc.negated, CONF_NEGATED
-            if cc.stance is Stance.interested and cs.not_yet.search(lead):
-                stance = None  # "haven't started learning it", 还没开始学: not yet, not a dislike
-        if stance is None:
-            blocked = blocked or Decision(None, a, b, CONF_NEGATED)
-            continue
-        if cs.hedges.search(text):
-            conf = min(conf, CONF_HEDGED)
-        elif cs.intensifiers.search(text[max(0, start - 12) : end + 6]):
-            conf = max(conf, CONF_INTENSE) if conf == CONF_STANCE else conf
-        rank = (idx, -start)
-        if best_rank is None or rank < best_rank:
-            best, best_rank = Decision(stance, a, b, conf), rank
-    return best or blocked, other_here
+    return kept
+
+
+def _hit_decision(cs: CueSet, cl: Clause, text: str, who: str, other: bool, start: int, end: int, idx: int) -> Decision:
+    """One cue's reading: its stance (None when someone else speaks or a negation blocks it) and confidence."""
+    cc = cs.classes[idx]
+    a, b = cl.start + start, cl.start + end
+    o, s_ = _subjects(cs, who, start, text[start:end])
+    someone_else = (o > s_ if max(o, s_) >= 0 else other) and not cs.self_.match(text, start)
+    if someone_else:
+        # Someone else's taste: no stance here, and no sentiment guess either.
+        return Decision(None, a, b, CONF_NEGATED)
+    stance, conf = _negation(cs, cc, text[max(0, start - 24) : start])
+    if stance is None:
+        return Decision(None, a, b, CONF_NEGATED)
+    return Decision(stance, a, b, _cue_confidence(cs, text, start, end, conf))
+
+
+def _negation(cs: CueSet, cc: CueClass, lead: str) -> tuple[Stance | None, float]:
+    """A negator right before the cue turns the class into its negated reading."""
+    if not cs.negators.search(lead):
+        return cc.stance, CONF_STANCE
+    if cc.stance is Stance.interested and cs.not_yet.search(lead):
+        return None, CONF_NEGATED  # "haven't started learning it", 还没开始学: not yet, not a dislike
+    return cc.negated, CONF_NEGATED
+
+
+def _cue_confidence(cs: CueSet, text: str, start: int, end: int, conf: float) -> float:
+    """Hedges lower the confidence; an intensifier near an unnegated cue raises it a little."""
+    if cs.hedges.search(text):
+        return min(conf, CONF_HEDGED)
+    if cs.intensifiers.search(text[max(0, start - 12) : end + 6]):
+        return max(conf, CONF_INTENSE) if conf == CONF_STANCE else conf
+    return conf
 
 
 def _subjects(cs: CueSet, text: str, at: int, cue: str = "") -> tuple[int, int]:
