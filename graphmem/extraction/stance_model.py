@@ -22,7 +22,6 @@ in :func:`combine` chosen by cross-validation. Inference is plain Python. Loaded
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
+from graphmem.extraction.linear import softmax
 from graphmem.extraction.stance_cues import cues
 from graphmem.models import ConceptMention, Stance, StanceMention
 
@@ -243,16 +243,7 @@ class StanceModel:
     version: str
 
     def probabilities(self, feats: Mapping[str, float]) -> dict[str, float]:
-        z = [0.0] * len(self.classes)
-        for f, v in feats.items():
-            w = self.weights.get(f)
-            if w is not None:
-                for i, wi in enumerate(w):
-                    z[i] += wi * v
-        top = max(z)
-        ex = [math.exp(v - top) for v in z]
-        total = sum(ex)
-        return {c: e / total for c, e in zip(self.classes, ex)}
+        return dict(zip(self.classes, softmax(self.weights, feats, [0.0] * len(self.classes))))
 
 
 def model_from_json(data: Mapping[str, Any]) -> StanceModel:

@@ -21,13 +21,13 @@ class is at least `threshold` likely (chosen by cross-validation grouped by writ
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from graphmem.extraction.linear import softmax
 from graphmem.extraction.normalize import is_cjk
 from graphmem.extraction.stance_cues import CueSet
 from graphmem.models import ConceptMention, Stance
@@ -53,16 +53,7 @@ class StanceModel:
     version: str
 
     def probabilities(self, feats: dict[str, float]) -> list[float]:
-        z = list(self.bias)
-        for f, v in feats.items():
-            w = self.weights.get(f)
-            if w is not None:
-                for k in range(len(z)):
-                    z[k] += w[k] * v
-        top = max(z)
-        e = [math.exp(x - top) for x in z]
-        s = sum(e)
-        return [x / s for x in e]
+        return softmax(self.weights, feats, self.bias)
 
     def decide(self, feats: dict[str, float]) -> tuple[Stance | None, float]:
         """The stance (None: abstain) and its probability."""
