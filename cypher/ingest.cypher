@@ -12,16 +12,30 @@ SET t.locked_at = datetime()
 RETURN t IS NOT NULL AS exists;
 
 // name: ingest_lock_user
-// Creates tenant and user if needed and takes the user's write lock.
+// Creates tenant and user if needed and takes the user's write lock. A new user is linked to its tenant
+// last (ingest_link_user): creating that relationship locks the tenant node until commit, and taken here it
+// queued the first writes of a tenant's new users one whole transaction after another (20 new users at
+// once: the last waited 5-10 s, a minute on a loaded machine; tests/test_load.py).
 MERGE (t:Tenant {id: $tenant})
   ON CREATE SET t.created_at = datetime()
 MERGE (u:User {tenant: $tenant, id: $user_id})
   ON CREATE SET u.created_at = datetime(), u.version = 0, u.name = $user_id
-MERGE (t)-[:HAS_USER]->(u)
 // Setting a property takes the user's write lock; the version is bumped only when turns are written.
 SET u.locked_at = datetime()
 // The catalog version too: the write's consistency token takes both from here (no read after the write).
-RETURN u.version AS version, coalesce(t.catalog_version, 0) AS catalog_version;
+RETURN u.version AS version, coalesce(t.catalog_version, 0) AS catalog_version,
+       // From the user's side: reading the tenant node's relationships in a write transaction share-locks
+       // them until commit, and 20 writers holding that lock deadlocked a new user's link (DeadlockDetected).
+       COUNT { (u)<-[:HAS_USER]-() } = 0 AS unlinked;
+
+// name: ingest_link_user
+// The new user's HAS_USER link, as the transaction's last statement (see ingest_lock_user). CREATE, not
+// MERGE: ingest_lock_user found no link while holding the user's lock, so none can appear meanwhile; and a
+// MERGE checks under a shared lock on the tenant node and upgrades it to create, so concurrent new users
+// deadlocked there and re-ran their whole write.
+MATCH (t:Tenant {id: $tenant}), (u:User {tenant: $tenant, id: $user_id})
+CREATE (t)-[:HAS_USER]->(u)
+RETURN count(*) AS linked;
 
 // name: ingest_existing_turns
 // Which of these turn ids are already stored for the user, with what they hold: a re-sent identical turn

@@ -62,6 +62,10 @@ class Settings(BaseSettings):
     neo4j_heap: str = "2g"
     neo4j_pagecache: str = "1g"
     neo4j_start_timeout_s: float = 120.0
+    # Write transactions this process runs at once (the rest wait their turn in the process). Writers of
+    # different users link to the same popular concept nodes; past a few at once they mostly deadlock on
+    # those nodes' relationship-group locks and re-run (20 at once answered 503s; tests/test_load.py).
+    neo4j_max_concurrent_writes: int = Field(default=4, ge=1)
     launcher_dir: Path = PROJECT_ROOT / "launcher"
     # How the server is assembled: "maven" (launcher/pom.xml), "fetch" (launcher/jars.lock.json from
     # Maven Central with Python, no Maven or JDK needed) or "auto" (Maven when it and a Java 17-21 are there).

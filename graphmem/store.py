@@ -107,6 +107,12 @@ def _retry_reason(exc: BaseException, constraint_retry: bool) -> str | None:
     return None
 
 
+def _backoff(attempt: int) -> float:
+    """Seconds before re-running an aborted write: exponential with full jitter (10 ms, 20 ms, ... capped at
+    0.5 s), so writers that deadlocked together do not all come back at the same moment and deadlock again."""
+    return random.uniform(0.0, min(0.5, 0.01 * 2**attempt))
+
+
 # A hook the tests use to make a write fail part-way, inside the transaction.
 FaultHook = Callable[[str], None]
 
@@ -323,6 +329,12 @@ class Neo4jStore:
         # tenant -> the catalog's relations, dependency map and concept facts at one catalog version;
         # see _catalog_adjacency.
         self._catalog_edges: dict[str, _CatalogCache] = {}
+        # One reader builds a tenant's catalog cache, the others wait for it (single flight): 20 first
+        # reads at once each ran the catalog query, 3-6 s apiece on a cold, loaded server (tests/test_load.py).
+        self._catalog_build_locks: dict[str, threading.Lock] = {}
+        self._catalog_guard = threading.Lock()
+        # Admission of write transactions (settings.neo4j_max_concurrent_writes); see _write.
+        self._write_slots = threading.BoundedSemaphore(settings.neo4j_max_concurrent_writes)
         # Set when a call (or ping) found Neo4j unreachable, cleared by the next one that reaches it. While
         # set, a call makes one attempt without the driver's retries (max_transaction_retry_time with
         # back-off: 3-7 s per call before its 503), so clients get their 503 at once while Neo4j is gone.
@@ -444,21 +456,23 @@ class Neo4jStore:
 
         for attempt in range(_WRITE_ATTEMPTS):
             try:
-                with self._session(write=True) as session:
+                # A bounded number of writers at once (neo4j_max_concurrent_writes): no write ever waits for
+                # a slot while it holds a transaction, so the slots cannot close a cycle with Neo4j's locks.
+                with self._write_slots, self._session(write=True) as session:
                     return self._execute(session, rerun_here, write=True)
             except _Rerun as rerun:
                 if attempt == _WRITE_ATTEMPTS - 1:
                     raise rerun.__cause__ from None  # type: ignore[misc]
                 write_retries.add(rerun.reason)
                 log.info("write aborted (%s, attempt %d); re-running", rerun.reason, attempt + 1)
-                time.sleep(random.uniform(0.002, 0.02) * (attempt + 1))
+                time.sleep(_backoff(attempt))
             except (neo4j_errors.TransientError, neo4j_errors.ResultFailedError) as exc:
                 # Failed at commit (or after the driver's own retries): re-run it here as well.
                 reason = _retry_reason(exc, constraint_retry)
                 if reason is None or attempt == _WRITE_ATTEMPTS - 1:
                     raise
                 write_retries.add(reason)
-                time.sleep(random.uniform(0.002, 0.02) * (attempt + 1))
+                time.sleep(_backoff(attempt))
         raise AssertionError("unreachable")
 
     def _ensure_concepts(self, tenant: str, statement: str, concepts: Sequence[dict[str, Any]]) -> None:
@@ -598,10 +612,15 @@ class Neo4jStore:
                 if unused:
                     self._delete_orphan_concepts(tx, user, unused)
             if not new_turns:
-                return IngestWrite([], duplicates, version, catalog_version=catalog_version)
-            interests = self._write_turn_rows(tx, user, session_id, new_turns, fault, recreate=runs > 1)
-            accepted = [t.turn_id for t in new_turns]
-            return IngestWrite(accepted, duplicates, version, tuple(interests), catalog_version)
+                written = IngestWrite([], duplicates, version, catalog_version=catalog_version)
+            else:
+                interests = self._write_turn_rows(tx, user, session_id, new_turns, fault, recreate=runs > 1)
+                accepted = [t.turn_id for t in new_turns]
+                written = IngestWrite(accepted, duplicates, version, tuple(interests), catalog_version)
+            if locked["unlinked"]:
+                # Last, so the tenant node's lock is held only from here to the commit (ingest_link_user).
+                self._run(tx, "ingest_link_user", **user.params())
+            return written
 
         return self._write(work, constraint_retry=True)
 
@@ -803,6 +822,15 @@ class Neo4jStore:
         version = int(self._run(tx, "catalog_version", tenant=tenant)[0]["catalog_version"])
         if cached is not None and cached.version == version:
             return cached
+        with self._catalog_guard:
+            build_lock = self._catalog_build_locks.setdefault(tenant, threading.Lock())
+        with build_lock:
+            cached = self._catalog_edges.get(tenant)
+            if cached is not None and cached.version == version:
+                return cached  # built by the reader this one waited for
+            return self._build_catalog_cache(tx, tenant, version)
+
+    def _build_catalog_cache(self, tx: ManagedTransaction, tenant: str, version: int) -> _CatalogCache:
         adj = adjacency(self._run_flat(tx, "edges_by_owner", tenant=tenant, edge_owner="catalog"))
         deps = catalog_dependency_map(e for items in adj.values() for _, e in items)
         facts = {

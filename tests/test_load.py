@@ -7,7 +7,11 @@ measured rounds beyond a small tolerance), and the latency p50/p99 are printed.
 
 from __future__ import annotations
 
+import os
+import shutil
+import signal
 import statistics
+import subprocess
 import threading
 import time
 
@@ -28,6 +32,30 @@ WARMUP_S = 5.0
 # RSS may move by allocator noise; a leak proportional to traffic would show as steady growth.
 RSS_TOLERANCE = 0.08
 FOCUSES = [None, "How do I deploy Django?", "React", "数据库"]
+# A request in flight this long is stuck, not slow: dump what the API's threads and Neo4j are doing.
+STUCK_S = 15.0
+
+
+def _dump_stuck(store, api_pid: int, what: str) -> None:
+    """Diagnostics for a hung request: the API's thread stacks (SIGUSR1 -> faulthandler, into the API
+    log printed at the end) and Neo4j's open transactions with what each runs and waits for."""
+    spy = shutil.which("py-spy")  # a developer's machine: native frames and idle threads too
+    if spy:
+        print(f"stuck: {what}; py-spy dump of the API:")
+        out = subprocess.run([spy, "dump", "--pid", str(api_pid)], capture_output=True, text=True, timeout=60)
+        print(out.stdout[-30000:], out.stderr[-2000:])
+    else:
+        print(f"stuck: {what}; thread stacks go to the API log")
+        os.kill(api_pid, signal.SIGUSR1)
+    try:
+        with store._driver.session(database=store.database) as session:
+            for r in session.run(
+                "SHOW TRANSACTIONS YIELD transactionId, currentQuery, status, elapsedTime, waitTime "
+                "RETURN transactionId, left(currentQuery, 160) AS query, status, elapsedTime, waitTime"
+            ):
+                print("neo4j tx:", dict(r))
+    except Exception as exc:  # diagnostics must not mask the test's own failure
+        print(f"SHOW TRANSACTIONS failed: {exc}")
 
 
 def test_twenty_users_three_rounds_zero_errors_stable_memory(settings, store, tmp_path):
@@ -52,6 +80,8 @@ def test_twenty_users_three_rounds_zero_errors_stable_memory(settings, store, tm
         errors: list[str] = []
         lock = threading.Lock()
         counter = [0]
+        in_flight: dict[str, tuple[str, float]] = {}  # user -> (call, started)
+        joined = threading.Event()  # the watchdog runs until every user thread has ended
 
         def user_loop(u: int) -> None:
             uid = f"load-user-{u}"
@@ -91,6 +121,8 @@ def test_twenty_users_three_rounds_zero_errors_stable_memory(settings, store, tm
                     ]
                     for kind, fn in calls:
                         started = time.perf_counter()
+                        with lock:
+                            in_flight[uid] = (kind, started)
                         try:
                             r = fn()
                             ok = r.status_code == 200
@@ -101,11 +133,28 @@ def test_twenty_users_three_rounds_zero_errors_stable_memory(settings, store, tm
                         if elapsed > 5:
                             print(f"slow: {kind} {uid} {elapsed:.1f} s at {time.strftime('%H:%M:%S')}")
                         with lock:
+                            in_flight.pop(uid, None)
                             latencies.append((kind, elapsed))
                             if not ok:
                                 errors.append(detail)
 
+        def watchdog() -> None:
+            dumped: set[tuple[str, float]] = set()
+            dumps: list[float] = []
+            while not joined.wait(1.0):
+                now = time.perf_counter()
+                with lock:
+                    stuck = [(u, k, t) for u, (k, t) in in_flight.items() if now - t > STUCK_S]
+                # One dump per STUCK_S at most, three in all: enough to see whether a stuck call moves.
+                fresh = [(u, k, t) for u, k, t in stuck if (u, t) not in dumped]
+                if fresh and len(dumps) < 3 and (not dumps or now - dumps[-1] > STUCK_S):
+                    uid, kind, started = fresh[0]
+                    dumped.add((uid, started))
+                    dumps.append(now)
+                    _dump_stuck(store, api.pid, f"{kind} {uid} in flight {now - started:.0f} s")
+
         threads = [threading.Thread(target=user_loop, args=(u,), daemon=True) for u in range(USERS)]
+        threading.Thread(target=watchdog, daemon=True).start()
         for t in threads:
             t.start()
         rss: list[int] = []
@@ -128,7 +177,10 @@ def test_twenty_users_three_rounds_zero_errors_stable_memory(settings, store, tm
         stop.set()
         for t in threads:
             t.join(60)
+        joined.set()
 
+        if errors:
+            print(api.log_tail(400))
         assert errors == [], errors[:10]
         assert all(n > USERS for n in counts), counts  # every round did real work
         growth = (rss[-1] - rss[0]) / rss[0]

@@ -8,7 +8,10 @@ do work are plain `def`s, so FastAPI runs them in its thread pool: extraction (C
 
 from __future__ import annotations
 
+import faulthandler
 import logging
+import signal
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -45,6 +48,13 @@ def _start_in_background(mem: GraphMemory, state: dict[str, Any]) -> None:
     threading.Thread(target=loop, name="graphmem-start", daemon=True).start()
 
 
+def _stack_dump_on_sigusr1() -> None:
+    # `kill -USR1 <pid>` writes every thread's stack to stderr: what a stuck request waits on, without a
+    # debugger (tests/test_load.py sends it when a request hangs). Not on Windows (no SIGUSR1).
+    if hasattr(signal, "SIGUSR1") and threading.current_thread() is threading.main_thread():
+        faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
+
+
 def create_app(settings: Settings | None = None, memory: GraphMemory | None = None) -> FastAPI:
     settings = settings or get_settings()
     metrics = Metrics.create()
@@ -52,6 +62,7 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        _stack_dump_on_sigusr1()
         if state["memory"] is None:
             state["memory"] = GraphMemory(settings)
         mem: GraphMemory = state["memory"]

@@ -46,6 +46,8 @@ def install(app: FastAPI, metrics: Metrics) -> None:
     async def neo4j_error(request: Request, exc: neo4j_errors.Neo4jError) -> JSONResponse:
         metrics.neo4j_errors.inc()
         if isinstance(exc, (neo4j_errors.TransientError, neo4j_errors.DatabaseUnavailable)):
+            # Which transient failure (deadlock, lock timeout, memory) tells an operator what to tune.
+            log.warning("Neo4j transient error answered 503: %s %s", exc.code, exc.message)
             return error_response(
                 503, "STORE_UNAVAILABLE", "Neo4j is busy or unavailable; retry shortly", {"Retry-After": "5"}
             )
