@@ -11,6 +11,7 @@ blind    natural_stances_tune.jsonl, measured/blind_check.jsonl (the "blind" hel
 own      natural_stances_own_*.jsonl (the stance helper)
 lead     measured/lead_en_tune.jsonl (the lead)
 corpus2  natural_stances_corpus2.jsonl (a fresh writer who never saw the code)
+corpus3  stances_corpus3.jsonl (a fifth writer who never saw the code or the other sets)
 real     stances.jsonl, part "tune", English (real turns; the "check" part is never trained on)
 ======== =====================================================================================
 
@@ -67,6 +68,7 @@ WRITERS: dict[str, tuple[str, ...]] = {
     ),
     "lead": ("measured/lead_en_tune.jsonl",),
     "corpus2": ("natural_stances_corpus2.jsonl",),
+    "corpus3": ("stances_corpus3.jsonl",),
 }
 MIN_COUNT = 2
 C_GRID = (0.3, 1.0, 3.0)
@@ -77,7 +79,7 @@ UNBLOCK_GRID = (0.7, 0.8, 0.9, 0.95, 1.01)
 MODEL_ONLY = (2.0, 1.01, 0.0, 1.01)
 # Files no cue rule was ever tuned on: the decision rule between rules and model is chosen here, where
 # the rules' accuracy is what another writer's sentences get (on the other files it is inflated).
-RULES_UNSEEN = ("measured/blind_check.jsonl", "natural_stances_corpus2.jsonl")
+RULES_UNSEEN = ("measured/blind_check.jsonl", "natural_stances_corpus2.jsonl", "stances_corpus3.jsonl")
 REAL_FILE = "stances.jsonl:tune"
 REAL_FOLDS = 5
 # How much accuracy on the real turns (5-fold, 111 items: 0.01 is one of them) the decision rule may

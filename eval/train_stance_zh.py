@@ -55,6 +55,7 @@ WRITERS: dict[str, tuple[str, ...]] = {
         "natural_stances_own_fresh2.jsonl",
     ),
     "corpus2": ("stances_corpus2_zh.jsonl",),
+    "corpus3": ("stances_corpus3.jsonl",),
 }
 KDCONV = "kdconv-tune"  # the real turns' writer group (many KdConv users)
 C_GRID = (0.3, 1.0, 3.0)

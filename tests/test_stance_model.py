@@ -76,8 +76,14 @@ def test_known_misses(
 
 
 def test_sentences_are_not_training_data() -> None:
+    from eval import train_stance_model, train_stance_zh
+
+    # Every file either stance model trains on, and every set kept for measuring. A sentence of a
+    # measured set may coincide with a case here (the same idiom, said the same way by two writers):
+    # that costs nothing, since neither is trained on; a training sentence here would test the fit.
+    trained = {name for w in (train_stance_model.WRITERS, train_stance_zh.WRITERS) for f in w.values() for name in f}
     texts = set()
-    for path in [*DEVSETS.glob("natural_stances_*.jsonl"), *(DEVSETS / "measured").glob("*.jsonl")]:
+    for path in [DEVSETS / name for name in sorted(trained)]:
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 texts.add(json.loads(line)["text"].casefold())
