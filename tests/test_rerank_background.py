@@ -226,3 +226,52 @@ def test_compaction_starts_from_the_pending_write_back(background: Settings) -> 
         assert {n["key"]: n["tier"] for n in after["nodes"]} == {n["key"]: n["stored_tier"] for n in after["nodes"]}
     finally:
         mem.close()
+
+
+class HeldLoadStore(HeldStore):
+    """A HeldStore whose background graph loads wait at ``load_gate`` and say when they start."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self.load_gate = threading.Event()
+        self.load_gate.set()
+        self.load_started = threading.Event()
+
+    def load_user_graph(self, user: UserRef, *args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread().name == "graphmem-rerank":
+            self.load_started.set()
+            assert self.load_gate.wait(10), "load held too long"
+        return super().load_user_graph(user, *args, **kwargs)
+
+
+def test_a_read_during_the_ranking_answers_before_the_write_back(background: Settings) -> None:
+    """The agent loop's block arrives while the background is still loading the turn just stored: the read
+    waits for that ranking and answers once it is cached, not after the weights write-back that follows
+    under the user's lock (it used to wait for the write too)."""
+    store = HeldLoadStore(background)
+    mem = GraphMemory(background, store=store)
+    try:
+        mem.ingest(TENANT, "eve", "s1", turn(TEXTS[0], "e0"))
+        assert mem.wait_reranked()
+        writes = store.weight_writes
+        store.release.clear()  # the coming write-back is held
+        store.load_gate.clear()
+        store.load_started.clear()
+        mem.ingest(TENANT, "eve", "s1", turn(TEXTS[2], "e1"))
+        assert store.load_started.wait(10)  # the background is loading: running, nothing cached yet
+        blocks: list[str] = []
+        reader = threading.Thread(target=lambda: blocks.append(mem.context(TENANT, "eve").block))
+        reader.start()
+        reader.join(0.3)
+        assert reader.is_alive()  # waiting for the ranking, not ranking a second time
+        store.load_gate.set()
+        reader.join(5)
+        assert not reader.is_alive() and blocks and "linear algebra" in blocks[0].lower()
+        assert store.weight_writes == writes  # answered while the write-back is still held
+        store.release.set()
+        assert mem.wait_reranked()
+        assert store.weight_writes == writes + 1
+    finally:
+        store.load_gate.set()
+        store.release.set()
+        mem.close()

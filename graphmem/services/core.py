@@ -168,6 +168,12 @@ class Core:
             cached = self._ranked_since(user, version, catalog_version)
             if cached is not None:
                 return cached
+            # Being ranked right now: answer as soon as it is cached, not after its weights write-back.
+            cached = self.background.wait_while_running(
+                user, lambda: self._ranked_since(user, version, catalog_version)
+            )
+            if cached is not None:
+                return cached
             with self.user_lock(user):
                 cached = self._ranked_since(user, version, catalog_version)
                 if cached is not None:

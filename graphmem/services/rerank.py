@@ -12,10 +12,10 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from ..compaction import CompactionPlan, assign_tiers, compaction_due, plan_compaction
 from ..errors import CriticalCompressionFailure
@@ -24,6 +24,8 @@ from ..ranked_cache import RankedGraph
 from ..ranking import Ranking, rank
 from ..store import CompactionRecord, IngestWrite, UserRef, WeightRow
 from .core import Core, user_not_found
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -86,9 +88,16 @@ class Reranker:
         core.ranked_graphs.put(user, ranked)
         return ranked
 
-    def settle(self, user: UserRef, write: IngestWrite | None, catalog_version: int | None) -> None:
+    def settle(
+        self,
+        user: UserRef,
+        write: IngestWrite | None,
+        catalog_version: int | None,
+        on_ranked: Callable[[], None] | None = None,
+    ) -> None:
         """The queued re-rank of a user (under the user's lock): write back what a read already ranked,
-        or rank and write back as the ingest used to."""
+        or rank and write back as the ingest used to. ``on_ranked``: called once the ranked graph is cached,
+        before the write-back (a read waiting for it answers then)."""
         core = self.core
         version, current_catalog = core.store.user_version(user)
         if version is None:
@@ -99,6 +108,8 @@ class Reranker:
             # meanwhile answers from the cache instead of waiting for the weights write.
             incremental = write if catalog_version == current_catalog else None
             cached = self.rank_for_read(user, version, current_catalog, incremental)
+        if on_ranked is not None:
+            on_ranked()
         if not cached.unwritten:
             return  # a read ranked it and nothing changed, another settle wrote it, or it was compacted
         new_version = core.store.write_weights(user, cached.unwritten)
@@ -356,10 +367,32 @@ class BackgroundReranker:
             finally:
                 with self._cond:
                     self._running = None
+                    self._cond.notify_all()  # readers in wait_while_running
+
+    def wait_while_running(self, user: UserRef, ready: Callable[[], T | None], timeout: float = 10.0) -> T | None:
+        """While the user's re-rank runs here, wait until ``ready()`` gives something (it checks the ranked
+        cache): a read right after an ingest then answers once the graph is ranked, not after the weights
+        write-back that follows under the user's lock (~a third of the agent loop's pair). None: the
+        re-rank is not running (still queued, or done without what ``ready`` wants)."""
+        key = (user.tenant, user.user_id)
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                found = ready()
+                if found is not None or self._running != key:
+                    return found
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                self._cond.wait(left)
+
+    def _notify(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
 
     def _settle(self, item: _Pending) -> None:
         try:
-            self.reranker.settle(item.user, item.write, item.catalog_version)
+            self.reranker.settle(item.user, item.write, item.catalog_version, on_ranked=self._notify)
             self.settled += 1
         except Exception:  # derived data: the next write or read re-ranks; never kill the thread
             log.exception("background re-rank of %s/%s failed", item.user.tenant, item.user.user_id)
