@@ -44,7 +44,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def settings() -> Settings:
     # The suite pins the re-rank inside the request: many assertions read stored weights and tiers
     # right after an ingest. The background re-rank (the default) is tested in test_rerank_background.py.
-    return Settings(rerank_in_background=False)
+    # In-process apps leave the test process's garbage collector alone (gc_freeze is the API's start-up).
+    return Settings(rerank_in_background=False, gc_freeze=False)
 
 
 @pytest.fixture(scope="session")

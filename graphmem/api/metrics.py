@@ -3,12 +3,13 @@ middleware that counts every request."""
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 from starlette.datastructures import MutableHeaders
@@ -45,6 +46,10 @@ class Metrics:
     def create(cls) -> Metrics:
         reg = CollectorRegistry()
         reg.register(WriteRetries())
+        # Objects start-up froze out of the garbage collector's scans (settings.gc_freeze); 0: not frozen.
+        Gauge(
+            "graphmem_gc_frozen_objects", "Objects frozen out of the cyclic garbage collector", registry=reg
+        ).set_function(gc.get_freeze_count)
         return cls(
             registry=reg,
             requests=Counter(
