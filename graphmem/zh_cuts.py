@@ -8,6 +8,11 @@ run starts or ends in the middle of a sentence and the key is a piece of it, not
   八|零|后), or a numeral with its classifier counts an everyday noun (两家|公司: "two companies");
 * an English abbreviation fused onto everyday words (``latin_and_common``): TOP|排行榜, CCTV|音乐盛典
   are the tail of a longer chart or award name whose beginning the run lost;
+* a run of three or more everyday nouns (``noun_run``): 学校|教师|寒暑假, 核心|景观|建筑|组群 are the
+  subject of a recited sentence; titles made of common nouns have two (记忆|碎片), and a run ending
+  like a place (…|旅游城) is a place name;
+* a phrase jieba's dictionary tags as a name (``phrase_entry``): 太强大 (nz), 考考你 (nr), 改编自 (nz)
+  are two words that are neither nouns nor names (太|强大, 考考|你, 改编|自);
 * a dictionary phrase that describes (``dictionary_phrase``): jieba's dictionary lists some phrases
   as one word (个人专辑, tagged l); split into its two dictionary words they are a common modifier and
   a kind of work (graphmem/zh_descriptors.py's descriptor heads), like 同名|小说.
@@ -22,7 +27,7 @@ from __future__ import annotations
 import re
 
 from graphmem.extraction.lexical import zipf
-from graphmem.zh_descriptors import NAME_TAGS, describing, descriptor_heads, pieces, word_tag
+from graphmem.zh_descriptors import MODIFIER_ZIPF, NAME_TAGS, describing, descriptor_heads, pieces, word_tag
 
 # Tags of the piece after a leading numeral or measure word that show the run started mid-sentence:
 # a preposition (为), a verb (作), another numeral (八|零), a locative (后).
@@ -33,6 +38,14 @@ _NUMERALS = frozenset("一二两三四五六七八九十百千万几半数每")
 COUNTED_NOUN_ZIPF = 4.5
 # Words after an English abbreviation at least this common (排行榜 3.9, 中国 6.44) are a name's tail.
 TAIL_ZIPF = 3.5
+# Tags of words that are neither nouns nor names: verbs, adverbs, adjectives, pronouns, prepositions,
+# conjunctions, particles, locatives.
+_PHRASE_TAGS = frozenset({"v", "vd", "d", "a", "ad", "r", "p", "c", "u", "uj", "y", "f"})
+# jieba dictionary tags of names that its dictionary also gives to some phrases.
+_NAME_ENTRY_TAGS = frozenset({"nr", "nrt", "nz"})
+# A run of at least this many nouns, all but the last everyday words (Zipf >= MODIFIER_ZIPF: 学校, 教师,
+# 核心; a name's own first word is rarer: 中影 in 中影|基地|旅游城), is a description.
+NOUN_RUN = 3
 _LATIN_HEAD = re.compile(r"^[A-Za-z]+(?=[\u4e00-\u9fff])")
 _HAN = re.compile(r"^[\u4e00-\u9fff]+$")
 
@@ -50,7 +63,7 @@ def cut_reason(key: str) -> str | None:
         return _latin_and_common(key[m.end() :])
     if not _HAN.match(key):
         return None
-    return _counted_phrase(key) or _dictionary_phrase(key)
+    return _counted_phrase(key) or _noun_run(key) or _phrase_entry(key) or _dictionary_phrase(key)
 
 
 def _counted_phrase(key: str) -> str | None:
@@ -94,3 +107,30 @@ def _dictionary_phrase(key: str) -> str | None:
         if head in descriptor_heads() and mod_tag is not None and describing(mod, mod_tag):
             return "dictionary_phrase"
     return None
+
+
+def _noun_run(key: str) -> str | None:
+    ps = pieces(key)
+    if (
+        len(ps) >= NOUN_RUN
+        and all(t == "n" and len(w) > 1 for w, t in ps)
+        and all(zipf(w, "zh") >= MODIFIER_ZIPF for w, _ in ps[:-1])
+        and not _place_like(key)
+    ):
+        return "noun_run"
+    return None
+
+
+def _phrase_entry(key: str) -> str | None:
+    if word_tag(key) not in _NAME_ENTRY_TAGS:
+        return None
+    for i in range(1, len(key)):
+        if word_tag(key[:i]) in _PHRASE_TAGS and word_tag(key[i:]) in _PHRASE_TAGS:
+            return "phrase_entry"
+    return None
+
+
+def _place_like(key: str) -> bool:
+    from graphmem.extraction.zh.tokens import PLACE_ENDINGS
+
+    return any(key.endswith(e) and len(key) > len(e) for e in PLACE_ENDINGS)

@@ -26,6 +26,10 @@ from graphmem.zh_cuts import cut_reason
         # an English abbreviation fused onto everyday words: the tail of a longer chart or award name
         ("TOP排行榜", "latin_and_common"),
         ("MTV中国", "latin_and_common"),
+        # three or more everyday nouns: the subject of a recited sentence
+        ("医院病人家属", "noun_run"),
+        # a phrase jieba's dictionary tags as a name: 太 (adverb) + 漂亮 (adjective)
+        ("太漂亮", "phrase_entry"),
         # a dictionary phrase entry that is a common modifier + a kind of work
         ("个人专辑", "dictionary_phrase"),
     ],
@@ -46,6 +50,9 @@ def test_cut_keys(key: str, why: str) -> None:
         "MTV音乐盛典",  # the abbreviation with a rare word: a name
         "CCTV",  # Latin only: not judged here
         "故宫",
+        "记忆碎片",  # two common nouns: a title's shape
+        "中影基地旅游城",  # a noun run led by a rare word: a place's name
+        "北京电影学院",  # one dictionary name (nt)
         "我爱你",  # a dictionary phrase (l) that is a title, not a description
     ],
 )
