@@ -44,6 +44,7 @@ from graphmem.extraction.lexical import (
     zipf,
 )
 from graphmem.models import ConceptNode
+from graphmem.zh_cuts import cut_reason
 from graphmem.zh_descriptors import descriptor_reason
 
 if TYPE_CHECKING:
@@ -129,7 +130,7 @@ def language_reason(
 
 
 def zh_language_reason(key: str, mentions: int, config: SpecificityConfig) -> str | None:
-    """Chinese: a very common word (过程, 喜欢), a description rather than a name (a nationality, 美国小说家,
+    """Chinese: a piece of a sentence (一为校园, TOP排行榜: graphmem/zh_cuts.py), a very common word (过程, 喜欢), a description rather than a name (a nationality, 美国小说家,
     同名小说, an award category, an address, a role fused onto a name, a language: graphmem/zh_descriptors.py),
     or an everyday dictionary noun said in passing.
 
@@ -143,6 +144,9 @@ def zh_language_reason(key: str, mentions: int, config: SpecificityConfig) -> st
     """
     if not any("\u4e00" <= ch <= "\u9fff" for ch in key) or " " in key:
         return None
+    cut = cut_reason(key)  # a piece of a sentence is no name however often it recurs
+    if cut:
+        return cut
     if mentions >= config.repeat_mentions:
         return None
     z = zipf(key, "zh")

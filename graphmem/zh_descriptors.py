@@ -93,7 +93,13 @@ def pieces(key: str) -> tuple[tuple[str, str | None], ...]:
     return tuple((w, tags.get(w)) for w in jieba.lcut(key, HMM=False) if w.strip())
 
 
-def _describing(word: str, tag: str | None) -> bool:
+def word_tag(word: str) -> str | None:
+    """jieba's dictionary part of speech of ``word`` (None: not a dictionary word)."""
+    return _tags().get(word)
+
+
+def describing(word: str, tag: str | None) -> bool:
+    """An everyday word that may describe (a common modifier, or a very common place name)."""
     if len(word) < 2:
         return False  # 大|小说家, 大|戏楼: a one-character modifier makes a name as often as not
     if tag == "ns":
@@ -134,7 +140,7 @@ def descriptor_reason(key: str, place_like: bool = False) -> str | None:
         return "lead_word"
     if not head.endswith(award_endings()) and any(len(w) > 1 and w.endswith(award_endings()) for w, _ in mods):
         return "cut_award"  # 金钟奖|戏剧|节目|男, 金球奖|塞西尔: an award's name and what followed it
-    if head in descriptor_heads() and all(_describing(w, t) for w, t in mods):
+    if head in descriptor_heads() and all(describing(w, t) for w, t in mods):
         return "descriptor_phrase"
     if _address(ps):
         return "address"

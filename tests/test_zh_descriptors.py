@@ -31,6 +31,7 @@ def reason(key: str) -> str | None:
         # common modifiers + a kind of person or work
         ("美国小说家", "descriptor_phrase"),
         ("同名小说", "descriptor_phrase"),
+        ("同名专辑", "descriptor_phrase"),
         ("最佳女主角", "descriptor_phrase"),
         ("日本歌手", "descriptor_phrase"),
         ("著名导演", "descriptor_phrase"),
