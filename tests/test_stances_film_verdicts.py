@@ -55,6 +55,10 @@ def user(text: str) -> list[tuple[str, str]]:
         ("Arrival was a bit of a letdown.", "Arrival"),
         ("Tenet was a total dud.", "Tenet"),
         ("Tenet dragged on forever.", "Tenet"),
+        # "It didn't <grab> me" with more verbs: enthuse, impress, hook, work for.
+        ("I saw Arrival. It didn't really enthuse me.", "Arrival"),
+        ("Tenet never hooked me.", "Tenet"),
+        ("Honestly Heat didn't work for me.", "Heat"),
         # Mild negative verdicts after "was a little / rather": corny, cheesy, mediocre, forgettable.
         ("I saw Tenet but thought it was a little corny.", "Tenet"),
         ("The Mummy was rather forgettable.", "The Mummy"),
