@@ -76,6 +76,14 @@ def test_but_not_stuff_like_dislikes_only_the_name_after_it(ex: ConceptExtractor
     assert said(ex, user("I enjoyed Heat but not in stuff like that."))["Heat"] == "interested"
 
 
+def test_but_not_repeats_the_verb_before_it_negated(ex: ConceptExtractor) -> None:
+    # Family: an elliptic "A but not B" takes the clause before's verb, negated.
+    # Seen A but not B: B is not seen, which is no opinion of it.
+    assert said(ex, user("I have seen Arrival but not Tenet.")) == {"Arrival": "knows"}
+    # Like A but not B: B is disliked.
+    assert said(ex, user("I like Arrival but not Tenet.")) == {"Arrival": "interested", "Tenet": "dislikes"}
+
+
 def test_the_lesser_side_of_a_comparison_is_disliked(ex: ConceptExtractor) -> None:
     # Family: "X was better than Y" said by the user: Y is the one liked less.
     assert said(ex, user("I liked Paddington way better than Arrival.")) == {

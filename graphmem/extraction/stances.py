@@ -153,6 +153,8 @@ def _clause_step(st: _TurnState, text: str, src: str, cs: CueSet, cl: Clause, me
     if st.other:
         st.spoken_by_other.update(m.key for m in inside)
     inside = _drop_cue_mentions(st, src, cs, cl, inside, d)
+    if d is None and inside and not st.other:
+        d = _elliptic_negation(st, src, cs, cl, inside)
     if d is None and _wants_sentiment(st, cs, cl, inside):
         d = _reread(_sentiment(src, cs, cl, inside), src, cs, cl)
     st.named = st.named or any(_name_like(m) for m in inside)
@@ -165,6 +167,24 @@ def _clause_step(st: _TurnState, text: str, src: str, cs: CueSet, cl: Clause, me
     else:
         _apply_decision(st, cl, inside, d, _points_ahead(src, cs, cl, inside, d))
     _mark_lesser(st, src, cs, cl, inside)
+
+
+def _elliptic_negation(
+    st: _TurnState, src: str, cs: CueSet, cl: Clause, inside: list[ConceptMention]
+) -> Decision | None:
+    """ "I've seen Heat but not Tenet": the clause before's cue, negated (seen -> no stance, like -> dislikes)."""
+    prev = st.previous
+    if cs.elliptic_negation is None or prev is None or prev.stance is None or cl.question:
+        return None
+    rest, pos = [], cl.start
+    for m in inside:
+        rest.append(src[pos : m.start])
+        pos = m.end
+    rest.append(src[pos : cl.end])
+    if not cs.elliptic_negation.match(" ".join(rest)):
+        return None
+    negated = next(cc.negated for cc in cs.classes if cc.stance is prev.stance)
+    return Decision(negated, cl.start, cl.end, CONF_NEGATED)
 
 
 def _points_ahead(src: str, cs: CueSet, cl: Clause, inside: list[ConceptMention], d: Decision) -> bool:
