@@ -124,3 +124,15 @@ def test_blind_check_set_floor() -> None:
     res = evaluate(load(DEVSET.parent / "measured" / "blind_check.jsonl"))
     assert res["en"]["accuracy"] >= 0.60
     assert res["zh"]["accuracy"] >= 0.80
+
+
+def test_english_comparison_and_ellipsis_patterns() -> None:
+    # The optional English-only keys (stances.py `_mark_lesser`, `_elliptic_negation`) hold what their
+    # comments say; Chinese has none of them.
+    cs = cues("en")
+    assert cs.lesser_than and cs.comparison_negated and cs.elliptic_negation
+    assert cs.lesser_than.search("I liked it way better than the original ")
+    assert not cs.lesser_than.search("better than I thought it would be")
+    assert cs.comparison_negated.search("it doesn't get") and not cs.comparison_negated.search("I went and")
+    assert cs.elliptic_negation.match(" but not  or  ") and not cs.elliptic_negation.match(" but not really ")
+    assert cues("zh").lesser_than is None and cues("zh").elliptic_negation is None

@@ -120,6 +120,8 @@ def _user_turn(th: _Thread, text: str, ex: TurnExtraction, reply: ReplyStance | 
         reply = _earlier_dislike(text, ex, reply)
     if reply is not None and th.targets:
         ex = _give_reply(th, text, ex, reply, agreed)
+    if th.targets:
+        ex = _series_dislike(th, ex)
     if _moved_on(th, own):
         th.targets, th.in_order = [], []
     return ex
@@ -182,6 +184,33 @@ def _give_reply(
     ]
     have = {s.key for s in ex.stances}
     return ex.model_copy(update={"stances": [*ex.stances, *(a for a in added if a.key not in have)]})
+
+
+def _series_dislike(th: _Thread, ex: TurnExtraction) -> TurnExtraction:
+    """Disliking a series in reply is disliking the instalment just suggested: "Have you seen Star Wars:
+    The Last Jedi?" — "Not a Star Wars fan."; "How about Halloween II?" — "I never liked Halloween"."""
+    have = {s.key for s in ex.stances}
+    on_table = {m.key for m in th.targets}
+    added: list[StanceMention] = []
+    for s in ex.stances:
+        if s.stance is not Stance.dislikes or s.key in on_table:
+            continue  # only a name of the user's own: the reply to a suggested title is _give_reply's
+        head = _title_words(s.name)
+        for m in th.targets:
+            words = _title_words(m.name)
+            if m.key not in have and head and len(words) > len(head) and words[: len(head)] == head:
+                have.add(m.key)
+                added.append(s.model_copy(update={"key": m.key, "name": m.name}))
+    if not added:
+        return ex
+    th.given.update({a.key: Stance.dislikes for a in added})
+    return ex.model_copy(update={"stances": [*ex.stances, *added]})
+
+
+def _title_words(name: str) -> list[str]:
+    """A title's words without a leading article, for "is the series' name the start of this title"."""
+    words = re.findall(r"\w+", name.lower())
+    return words[1:] if words[:1] == ["the"] else words
 
 
 def _earlier_dislike(text: str, ex: TurnExtraction, reply: ReplyStance) -> ReplyStance:

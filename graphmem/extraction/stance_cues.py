@@ -73,6 +73,12 @@ class CueSet:
     # experience words make a cue-less or positive one knowing. None: the language has no such list.
     difficulty: re.Pattern[str] | None = None
     competence: re.Pattern[str] | None = None
+    # The lesser side of the user's own comparison ("better than X": X disliked), anchored right before a
+    # name, and the negations that make it praise ("nothing is better than X"). None: no such rule.
+    lesser_than: re.Pattern[str] | None = None
+    # A clause that is only "but not" and names: the clause before's cue, negated. None: no such rule.
+    elliptic_negation: re.Pattern[str] | None = None
+    comparison_negated: re.Pattern[str] | None = None
 
 
 def raw(language: str) -> dict[str, Any]:
@@ -164,6 +170,11 @@ def cues(language: str) -> CueSet:
         subject_lead=re.compile(data["subject_lead"] + r"\s*$", flags) if data.get("subject_lead") else None,
         difficulty=re.compile(_words(data["difficulty"], en), flags) if data.get("difficulty") else None,
         competence=re.compile(_words(data["competence"], en), flags) if data.get("competence") else None,
+        lesser_than=re.compile(_words(data["lesser_than"], en) + r"\s*$", flags) if data.get("lesser_than") else None,
+        elliptic_negation=re.compile(data["elliptic_negation"], flags) if data.get("elliptic_negation") else None,
+        comparison_negated=(
+            re.compile(_words(data["comparison_negated"], en), flags) if data.get("comparison_negated") else None
+        ),
     )
 
 

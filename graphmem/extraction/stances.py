@@ -153,6 +153,8 @@ def _clause_step(st: _TurnState, text: str, src: str, cs: CueSet, cl: Clause, me
     if st.other:
         st.spoken_by_other.update(m.key for m in inside)
     inside = _drop_cue_mentions(st, src, cs, cl, inside, d)
+    if d is None and inside and not st.other:
+        d = _elliptic_negation(st, src, cs, cl, inside)
     if d is None and _wants_sentiment(st, cs, cl, inside):
         d = _reread(_sentiment(src, cs, cl, inside), src, cs, cl)
     st.named = st.named or any(_name_like(m) for m in inside)
@@ -162,8 +164,51 @@ def _clause_step(st: _TurnState, text: str, src: str, cs: CueSet, cl: Clause, me
         st.aside[m.key] = d is None and (cl.question or st.other or cl.hypothetical)
     if d is None:
         st.waiting.extend(m for m in inside if m.in_catalog and m not in st.waiting)
+    else:
+        _apply_decision(st, cl, inside, d, _points_ahead(src, cs, cl, inside, d))
+    _mark_lesser(st, src, cs, cl, inside)
+
+
+def _elliptic_negation(
+    st: _TurnState, src: str, cs: CueSet, cl: Clause, inside: list[ConceptMention]
+) -> Decision | None:
+    """ "I've seen Heat but not Tenet": the clause before's cue, negated (seen -> no stance, like -> dislikes)."""
+    prev = st.previous
+    if cs.elliptic_negation is None or prev is None or prev.stance is None or cl.question:
+        return None
+    rest, pos = [], cl.start
+    for m in inside:
+        rest.append(src[pos : m.start])
+        pos = m.end
+    rest.append(src[pos : cl.end])
+    if not cs.elliptic_negation.match(" ".join(rest)):
+        return None
+    negated = next(cc.negated for cc in cs.classes if cc.stance is prev.stance)
+    return Decision(negated, cl.start, cl.end, CONF_NEGATED)
+
+
+def _points_ahead(src: str, cs: CueSet, cl: Clause, inside: list[ConceptMention], d: Decision) -> bool:
+    """Is the clause's cue one that speaks only of the name right after it ("but not stuff like X")?"""
+    return any(
+        cc.before is not None
+        and cc.stance is d.stance
+        and any((h := cc.before.search(src, cl.start, m.start)) is not None and h.start() == d.start for m in inside)
+        for cc in cs.classes
+    )
+
+
+def _mark_lesser(st: _TurnState, src: str, cs: CueSet, cl: Clause, inside: list[ConceptMention]) -> None:
+    """The name right after the user's own "better than" is the one liked less ("I liked it better than X")."""
+    if cs.lesser_than is None or cl.question or cl.hypothetical or st.other:
         return
-    _apply_decision(st, cl, inside, d)
+    for m in inside:
+        if not _name_like(m):
+            continue
+        hit = cs.lesser_than.search(src, cl.start, m.start)
+        if hit is None or (cs.comparison_negated and cs.comparison_negated.search(src, cl.start, hit.start())):
+            continue
+        _record(st.current, m, Decision(Stance.dislikes, hit.start(), m.end, CONF_STANCE), False, False)
+        st.waiting = [w for w in st.waiting if w is not m]
 
 
 def _note_reply(st: _TurnState, text: str, d: Decision | None) -> None:
@@ -218,12 +263,14 @@ def _choose_targets(
     return d
 
 
-def _apply_decision(st: _TurnState, cl: Clause, inside: list[ConceptMention], d: Decision) -> None:
-    """Give the clause's decision to its targets (and to catalog names still waiting), then update waiting."""
+def _apply_decision(st: _TurnState, cl: Clause, inside: list[ConceptMention], d: Decision, ahead: bool = False) -> None:
+    """Give the clause's decision to its targets (and to catalog names still waiting), then update waiting.
+    `ahead`: the cue speaks only of the name after it, never of a name waiting from before."""
     st.previous = d
     past = cl.past and not cl.now
     apply = st.targets
-    if d.stance is not None and not st.other and not past and st.waiting and not any(m.in_catalog for m in inside):
+    spill = not ahead and not any(m.in_catalog for m in inside)
+    if d.stance is not None and not st.other and not past and st.waiting and spill:
         # "SQL used to scare me but after that internship I can write joins in my sleep", "linear
         # regression is old news for me, I teach it to undergrads": a later clause that names only
         # common nouns still speaks about the catalog name before it.

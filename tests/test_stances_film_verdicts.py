@@ -1,0 +1,111 @@
+"""How people say a film did not work for them: cue families (data/stance_en.yaml), the lesser side of a
+comparison (stances.py `_mark_lesser`) and disliking a series in reply to one of its instalments
+(replies.py `_series_dislike`).
+
+Every sentence is WRITTEN BY HAND for these tests (none is taken from a data set); the comment above
+each group names the family it tests.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from graphmem.extraction.extractor import ConceptExtractor
+from graphmem.models import Catalog, CatalogConcept
+
+FILMS = Catalog(
+    concepts=[
+        CatalogConcept(name=n, type="product")
+        for n in ("Paddington", "Paddington 2", "Heat", "Tenet", "Arrival", "Halloween", "Halloween II", "The Mummy")
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def ex() -> ConceptExtractor:
+    return ConceptExtractor(FILMS)
+
+
+def said(ex: ConceptExtractor, turns: list[tuple[str, str]]) -> dict[str, str]:
+    """The newest stance per film name over the dialogue (what the store keeps as current)."""
+    out: dict[str, str] = {}
+    for e in ex.extract([t for _, t in turns], [r for r, _ in turns]):
+        out.update({s.name: s.stance.value for s in e.stances})
+    return out
+
+
+def user(text: str) -> list[tuple[str, str]]:
+    return [("user", text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "film"),
+    [
+        # "not such a fan of": the plain fan cue allows nothing between "not" and "a fan".
+        ("I was not such a fan of Tenet.", "Tenet"),
+        ("Honestly I'm not so much a fan of Heat.", "Heat"),
+        # A weaker-than comparison with nothing after it: "not nearly as good".
+        ("Paddington 2 was not nearly as good.", "Paddington 2"),
+        ("I watched Tenet last week, not half as good, sadly.", "Tenet"),
+        # Disappointment, spelt right or commonly misspelt.
+        ("I was dissapointed by Arrival.", "Arrival"),
+        ("Tenet was kind of disapointing.", "Tenet"),
+        # A film that failed: fell flat, a letdown, a dud, dragged on.
+        ("The jokes in Heat fell flat for me.", "Heat"),
+        ("Arrival was a bit of a letdown.", "Arrival"),
+        ("Tenet was a total dud.", "Tenet"),
+        ("Tenet dragged on forever.", "Tenet"),
+        # "It didn't <grab> me" with more verbs: enthuse, impress, hook, work for.
+        ("I saw Arrival. It didn't really enthuse me.", "Arrival"),
+        ("Tenet never hooked me.", "Tenet"),
+        ("Honestly Heat didn't work for me.", "Heat"),
+        # Mild negative verdicts after "was a little / rather": corny, cheesy, mediocre, forgettable.
+        ("I saw Tenet but thought it was a little corny.", "Tenet"),
+        ("The Mummy was rather forgettable.", "The Mummy"),
+    ],
+)
+def test_disliking_a_film_in_common_phrasings(ex: ConceptExtractor, text: str, film: str) -> None:
+    assert said(ex, user(text))[film] == "dislikes"
+
+
+def test_but_not_stuff_like_dislikes_only_the_name_after_it(ex: ConceptExtractor) -> None:
+    # Family: "I like A but not (in) stuff like B".
+    got = said(ex, user("I enjoyed Heat a lot but not stuff like Tenet."))
+    assert got == {"Heat": "interested", "Tenet": "dislikes"}
+    # With no name after it, the cue does not reach back to the liked film.
+    assert said(ex, user("I enjoyed Heat but not in stuff like that."))["Heat"] == "interested"
+
+
+def test_but_not_repeats_the_verb_before_it_negated(ex: ConceptExtractor) -> None:
+    # Family: an elliptic "A but not B" takes the clause before's verb, negated.
+    # Seen A but not B: B is not seen, which is no opinion of it.
+    assert said(ex, user("I have seen Arrival but not Tenet.")) == {"Arrival": "knows"}
+    # Like A but not B: B is disliked.
+    assert said(ex, user("I like Arrival but not Tenet.")) == {"Arrival": "interested", "Tenet": "dislikes"}
+
+
+def test_the_lesser_side_of_a_comparison_is_disliked(ex: ConceptExtractor) -> None:
+    # Family: "X was better than Y" said by the user: Y is the one liked less.
+    assert said(ex, user("I liked Paddington way better than Arrival.")) == {
+        "Paddington": "interested",
+        "Arrival": "dislikes",
+    }
+    assert said(ex, user("Honestly it was better than the original Halloween."))["Halloween"] == "dislikes"
+    # A negated comparison praises the name after it; a question or someone else's view says nothing.
+    assert said(ex, user("Nothing is better than Heat."))["Heat"] == "interested"
+    assert said(ex, user("It doesn't get better than Heat."))["Heat"] == "interested"
+    assert "Heat" not in said(ex, user("Is it better than Heat?"))
+    assert "Heat" not in said(ex, user("My sister says it is better than Heat."))
+
+
+def test_disliking_a_series_in_reply_dislikes_the_suggested_instalment(ex: ConceptExtractor) -> None:
+    # Family: a reply about the title the other speaker just named, by the name of its series.
+    got = said(ex, [("assistant", "Have you seen Halloween II?"), ("user", "Not a Halloween fan, sorry.")])
+    assert got["Halloween II"] == "dislikes"
+    got = said(ex, [("assistant", "Try Paddington 2, it's lovely."), ("user", "I never liked Paddington.")])
+    assert got["Paddington 2"] == "dislikes"
+    # Liking the series says nothing new about the instalment; another film's name is no series.
+    got = said(ex, [("assistant", "Have you seen Halloween II?"), ("user", "I loved Halloween!")])
+    assert "Halloween II" not in got
+    got = said(ex, [("assistant", "Have you seen Halloween II?"), ("user", "I can't stand Heat.")])
+    assert "Halloween II" not in got
