@@ -275,3 +275,35 @@ def test_a_read_during_the_ranking_answers_before_the_write_back(background: Set
         store.load_gate.set()
         store.release.set()
         mem.close()
+
+
+def test_a_read_does_not_wait_long_for_a_stalled_background(
+    background: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A starved or slow background must not hold a block back (one waited a minute on a loaded machine,
+    tests/test_load.py): after READ_WAIT_S the read ranks what is stored itself, without caching it, and the
+    background's write-back of that version still lands."""
+    from graphmem.services import core as core_module
+
+    monkeypatch.setattr(core_module, "READ_WAIT_S", 0.3)
+    store = HeldLoadStore(background)
+    mem = GraphMemory(background, store=store)
+    try:
+        mem.ingest(TENANT, "gus", "s1", turn(TEXTS[0], "g0"))
+        assert mem.wait_reranked()
+        writes = store.weight_writes
+        store.load_gate.clear()
+        store.load_started.clear()
+        mem.ingest(TENANT, "gus", "s1", turn(TEXTS[2], "g1"))
+        assert store.load_started.wait(10)  # the background is stalled in its load, holding the user
+        blocks: list[str] = []
+        reader = threading.Thread(target=lambda: blocks.append(mem.context(TENANT, "gus").block))
+        reader.start()
+        reader.join(5)
+        assert not reader.is_alive() and blocks and "linear algebra" in blocks[0].lower()
+        store.load_gate.set()
+        assert mem.wait_reranked()
+        assert store.weight_writes == writes + 1  # the read's own ranking did not take the write-back's place
+    finally:
+        store.load_gate.set()
+        mem.close()

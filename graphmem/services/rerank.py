@@ -403,7 +403,12 @@ class BackgroundReranker:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self._cond:
-                if not self._pending and not any(lock.locked() for lock in self.core.locks_snapshot()):
+                # _running too: an item just popped holds no user lock yet for a moment.
+                if (
+                    not self._pending
+                    and self._running is None
+                    and not any(lock.locked() for lock in self.core.locks_snapshot())
+                ):
                     return True
             time.sleep(0.005)
         return False
