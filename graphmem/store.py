@@ -31,6 +31,7 @@ from .bkt import BKTParams
 from .bulk_rows import BulkUser, bulk_rows, mention_row
 from .cypher import CypherLibrary, load_library
 from .errors import InvalidInput, StoreUnavailable, TurnIdConflict
+from .fair_slots import FairSlots
 from .gaps import catalog_dependency_map
 from .models import (
     ConceptEdge,
@@ -333,8 +334,9 @@ class Neo4jStore:
         # reads at once each ran the catalog query, 3-6 s apiece on a cold, loaded server (tests/test_load.py).
         self._catalog_build_locks: dict[str, threading.Lock] = {}
         self._catalog_guard = threading.Lock()
-        # Admission of write transactions (settings.neo4j_max_concurrent_writes); see _write.
-        self._write_slots = threading.BoundedSemaphore(settings.neo4j_max_concurrent_writes)
+        # Admission of write transactions (settings.neo4j_max_concurrent_writes), first come first served;
+        # see _write and fair_slots.
+        self._write_slots = FairSlots(settings.neo4j_max_concurrent_writes)
         # Set when a call (or ping) found Neo4j unreachable, cleared by the next one that reaches it. While
         # set, a call makes one attempt without the driver's retries (max_transaction_retry_time with
         # back-off: 3-7 s per call before its 503), so clients get their 503 at once while Neo4j is gone.
