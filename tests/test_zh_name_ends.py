@@ -108,6 +108,21 @@ def test_pieces_inside_a_completed_name_are_dropped() -> None:
     assert surfaces(text, got) == ["法国戏剧学会奖"]
 
 
+def test_a_latin_word_hyphened_before_a_run_is_its_front() -> None:
+    text = "获得ABC-XYZ音乐盛典奖"
+    toks = [
+        Tok(0, 2, "获得", "v", ""),
+        Tok(2, 5, "ABC", "eng", ""),
+        Tok(5, 6, "-", "x", ""),
+        Tok(6, 9, "XYZ", "eng", ""),
+        Tok(9, 13, "音乐盛典", "n", ""),
+        Tok(13, 14, "奖", "n", ""),
+    ]
+    cands = [cand(text, "ABC", "lone_latin"), cand(text, "XYZ音乐盛典奖")]
+    got = complete_award_and_school_names(text, toks, cands, LABELS)
+    assert surfaces(text, got) == ["ABC-XYZ音乐盛典奖"]
+
+
 def test_names_outside_the_labels_are_left_alone() -> None:
     text, toks = toks_of([("法国", "ns"), ("戏剧", "n"), ("学会奖", "n")])
     got = complete_fronts(text, toks, [cand(text, "戏剧学会奖", "book_title")], LABELS)

@@ -12,9 +12,10 @@ words of both readings live in ``graphmem/data/zh_names.yaml``.
   the festival, then one of its categories).
 * ``complete_fronts``: a candidate of two or more pieces ending like an award or a school (奖, 大学,
   学院) with a place name (ns) or a distinguishing attribute (b: 国立, 私立) glued before it is that
-  name cut at its front (英国|电影学院奖, 国立|政治大学, 中国|歌曲排行榜…大奖): it takes the front in.
+  name cut at its front (英国|电影学院奖, 国立|政治大学, 中国|歌曲排行榜…大奖): it takes the front in; so
+  does a run that starts with a Latin word hyphened to another one (CCTV-|MTV音乐盛典音乐特殊贡献奖).
 
-Pieces read off jieba inside a widened name are no candidates of their own there (英国, 亚洲). Both
+Pieces inside a widened name are no candidates of their own there (英国, 亚洲, CCTV). Both
 readings apply to candidates read off jieba's pieces only (titles in 《》, quotes and frames fix
 their own ends).
 """
@@ -35,6 +36,7 @@ FRONT_TAGS = frozenset({"ns", "b"})  # a place name, a distinguishing attribute 
 AWARD_RUN_TAGS = frozenset({"n", "nz", "nr", "nrt", "nrfg", "ns", "nt", "a", "an", "b", "z", "d", "vn", "l", "j"})
 MAX_AWARD_RUN = 4  # pieces after the front up to and including the one ending in 奖
 AWARD_END = "奖"
+HYPHENS = frozenset({"-", "‐", "–"})
 
 
 def _pieces(toks: list[Tok], c: Candidate) -> int:
@@ -73,14 +75,36 @@ def complete_backs(text: str, toks: list[Tok], cands: list[Candidate], labels: f
     return out
 
 
+def _hyphen_front(toks: list[Tok], start: int) -> int | None:
+    """Where a Latin word joined by a hyphen right before ``start`` begins (CCTV-|MTV…)."""
+    hyphen = _glued_before(toks, start)
+    if hyphen is None or hyphen.word not in HYPHENS:
+        return None
+    word = _glued_before(toks, hyphen.start)
+    return word.start if word is not None and word.tag == "eng" else None
+
+
 def complete_fronts(text: str, toks: list[Tok], cands: list[Candidate], labels: frozenset[str]) -> list[Candidate]:
-    """Widen award and school names cut at their front over the glued place or attribute."""
+    """Widen award and school names cut at their front over the glued place or attribute, and a
+    run that starts with a Latin word over the Latin word hyphened to it (CCTV-|MTV音乐盛典…奖)."""
     out = []
     for c in cands:
-        if c.label in labels and _pieces(toks, c) >= 2 and text[c.start : c.end].endswith(FRONT_TAKING_ENDS):
+        if c.label in labels and _pieces(toks, c) >= 2:
+            surface = text[c.start : c.end]
             prev = _glued_before(toks, c.start)
-            if prev is not None and prev.tag in FRONT_TAGS and cjk_word(prev.word):
+            if (
+                surface.endswith(FRONT_TAKING_ENDS)
+                and prev is not None
+                and prev.tag in FRONT_TAGS
+                and cjk_word(prev.word)
+            ):
                 c = replace(c, start=prev.start)
+            elif (
+                surface[:1].isascii()
+                and surface[:1].isalpha()
+                and (hyphened := _hyphen_front(toks, c.start)) is not None
+            ):
+                c = replace(c, start=hyphened)
         out.append(c)
     return out
 
@@ -93,6 +117,7 @@ def complete_award_and_school_names(
     grown = [w for w, c in zip(widened, cands, strict=True) if (w.start, w.end) != (c.start, c.end)]
 
     def inside_grown(c: Candidate) -> bool:
-        return c.label in labels and any(g.start <= c.start and c.end <= g.end and g != c for g in grown)
+        # Any piece a name grew over (英国, the hyphened CCTV) is part of it here.
+        return any(g.start <= c.start and c.end <= g.end and g != c for g in grown)
 
     return [c for c in widened if not inside_grown(c)]
