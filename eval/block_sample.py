@@ -20,6 +20,10 @@ something this user named, asked about, was taught or was recommended in their o
 a specific thing of their interests or lesson; 0 for generic or dialogue words, fragments, wrong
 catalog matches (the pronoun "It" as the film), and things that are not the user's.
 
+``python -m eval.block_sample --fresh`` scores a held-out sample instead (``FRESH``: the chats right after the
+labelled ones, labels in ``eval/data/block_labels_fresh.csv``, set aside and labelled before the rules of the
+blocks helper's second issue-13 round and scored only before and after it).
+
 ``python -m eval.block_sample`` re-renders the blocks and reports which labelled items are still
 present, item precision over the present labelled items, and lists new unlabelled items (to label;
 they are printed, not saved). ``--dump`` prints every item with the first message naming it, for
