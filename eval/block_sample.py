@@ -20,6 +20,10 @@ something this user named, asked about, was taught or was recommended in their o
 a specific thing of their interests or lesson; 0 for generic or dialogue words, fragments, wrong
 catalog matches (the pronoun "It" as the film), and things that are not the user's.
 
+``python -m eval.block_sample --fresh`` scores a held-out sample instead (``FRESH``: the chats right after the
+labelled ones, labels in ``eval/data/block_labels_fresh.csv``, set aside and labelled before the rules of the
+blocks helper's second issue-13 round and scored only before and after it).
+
 ``python -m eval.block_sample`` re-renders the blocks and reports which labelled items are still
 present, item precision over the present labelled items, and lists new unlabelled items (to label;
 they are printed, not saved). ``--dump`` prints every item with the first message naming it, for
@@ -43,9 +47,14 @@ from graphmem.extraction.normalize import concept_key
 from graphmem.models import TurnIn
 
 LABELS = REPO / "eval" / "data" / "block_labels.csv"
+# A held-out sample (``--fresh``): the chats right after the labelled ones, set aside and labelled by the
+# blocks helper (issue 13, second round) before any rule of that round was written, and scored only
+# before and after the round; never read while writing rules.
+FRESH_LABELS = REPO / "eval" / "data" / "block_labels_fresh.csv"
 REDIAL_CHATS = 16  # 12 until the blocks branch; chats 13-16 were labelled after its rules were set
 BRIDGE_CHATS = 16  # likewise
 KDCONV_CHATS = 5  # per domain (2 until zhblocks, 3 until blocks; the later ones were labelled after the rules were set)
+FRESH = {"redial": (16, 20), "bridge": (16, 20), "kdconv": (5, 7)}  # [start, end) chats (per domain for KdConv)
 SECTIONS = ("core_topics", "related_concepts", "avoid", "knowledge_gaps")
 
 
@@ -53,8 +62,11 @@ def _items(ctx: Any) -> list[tuple[str, str]]:
     return [(s, name) for s in SECTIONS for name in getattr(ctx, s)]
 
 
-def produce() -> list[dict[str, Any]]:
-    """Every sampled block item: {dataset, conversation, section, item, turns (for --dump only)}."""
+def produce(fresh: bool = False) -> list[dict[str, Any]]:
+    """Every sampled block item: {dataset, conversation, section, item, turns (for --dump only)}.
+
+    ``fresh``: the held-out chats of ``FRESH`` instead of the labelled sample (the same tenants are built)."""
+    spans = FRESH if fresh else {"redial": (0, REDIAL_CHATS), "bridge": (0, BRIDGE_CHATS), "kdconv": (0, KDCONV_CHATS)}
     data = shared_data_dir()
     mem = make_memory()
     out: list[dict[str, Any]] = []
@@ -69,7 +81,7 @@ def produce() -> list[dict[str, Any]]:
                     if m.text.strip()
                 ]
                 mem.ingest(tenant, f"chat-{i:04d}", "s1", turns)
-            for i, chat in enumerate(chats[:REDIAL_CHATS]):
+            for i, chat in list(enumerate(chats))[slice(*spans["redial"])]:
                 ctx = mem.context(tenant, f"chat-{i:04d}", scope="recommendation")
                 conv = [(m.role, m.text) for m in chat.messages]
                 out += [
@@ -95,7 +107,7 @@ def produce() -> list[dict[str, Any]]:
                         for j, (who, text) in enumerate(conv)
                     ],
                 )
-            for i, chat in enumerate(bridge[:BRIDGE_CHATS]):
+            for i, chat in list(enumerate(bridge))[slice(*spans["bridge"])]:
                 ctx = mem.context(tenant, f"chat-{i:04d}", scope="learning")
                 conv = [("user" if w == "student" else "assistant", t) for w, t in chat["c_h"] + chat["c_r"]]
                 out += [
@@ -119,7 +131,7 @@ def produce() -> list[dict[str, Any]]:
                             if t.strip()
                         ],
                     )
-                    if n < KDCONV_CHATS:
+                    if spans["kdconv"][0] <= n < spans["kdconv"][1]:
                         sampled.append((user, texts))
             for user, texts in sampled:
                 ctx = mem.context(tenant, user, scope="general")
@@ -178,9 +190,9 @@ def report(
     return out
 
 
-def run(quick: bool = False, limit: int | None = None, verbose: bool = True) -> dict[str, Any]:
+def run(quick: bool = False, limit: int | None = None, verbose: bool = True, fresh: bool = False) -> dict[str, Any]:
     started = time.perf_counter()
-    res = report(produce(), read_labels(), verbose)
+    res = report(produce(fresh), read_labels(FRESH_LABELS if fresh else LABELS), verbose)
     res["seconds"] = round(time.perf_counter() - started, 1)
     return res
 
@@ -202,8 +214,9 @@ def dump(items: list[dict[str, Any]]) -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--dump", action="store_true", help="print items with their conversations for labelling")
+    ap.add_argument("--fresh", action="store_true", help="the held-out chats (FRESH) and their own labels")
     a = ap.parse_args()
     if a.dump:
-        dump(produce())
+        dump(produce(a.fresh))
     else:
-        run()
+        run(fresh=a.fresh)

@@ -69,6 +69,11 @@ def language_endings() -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=1)
+def people_endings() -> tuple[str, ...]:
+    return tuple(_data()["people_endings"])
+
+
+@lru_cache(maxsize=1)
 def admin_units() -> tuple[str, ...]:
     return tuple(_data()["admin_units"])
 
@@ -127,6 +132,8 @@ def descriptor_reason(key: str, place_like: bool = False) -> str | None:
         return single
     if 2 <= len(key) <= 3 and key.endswith(language_endings()) and _tags().get(key) in ("n", "nz"):
         return "language_name"
+    if 2 <= len(key) <= 3 and key.endswith(people_endings()) and _tags().get(key) in ("n", "nz"):
+        return "people_name"  # 高山族: a person's people, said of a singer or an actor
     award = _award_category(key)
     if award:
         return award

@@ -36,6 +36,9 @@ CFG = SpecificityConfig()
         ("thigns", "typo"),  # wordfreq knows the slip (Zipf 1.15): two letters swapped in "things"
         ("youtoo", "typo"),  # "you too" typed together
         ("goood", "typo"),  # a letter typed twice
+        ("ooh", "interjection"),  # vowels drawn out before an h: wordfreq knows them (blocks helper, issue 13)
+        ("Oooh", "interjection"),
+        ("ahh", "interjection"),
     ],
 )
 def test_fragments(surface: str, reason: str) -> None:
@@ -62,6 +65,8 @@ def test_fragments(surface: str, reason: str) -> None:
         "scala",  # one substituted letter from "scale": substitutions are not tried
         "addend",  # "add" + "end" are not common enough to be two words typed together
         "pictograph",
+        "Utah",  # a vowel and an h end it, but a consonant starts it
+        "oath",
     ],
 )
 def test_names_are_not_fragments(surface: str) -> None:

@@ -48,6 +48,9 @@ def reason(key: str) -> str | None:
         # a language said in passing
         ("德语", "language_name"),
         ("英文", "language_name"),
+        # a person's people said in passing (blocks helper, issue 13 round 2)
+        ("高山族", "people_name"),
+        ("汉族", "people_name"),
         # a role noun fused onto a personal name
         ("收藏家王建国", "role_and_name"),
         ("诗人李白", "role_and_name"),
@@ -90,6 +93,7 @@ def test_descriptions_are_recognised(key: str, why: str) -> None:
         "恋爱物语",  # a title ending in 语 is no dictionary word
         "瑞恩·高斯林",  # not all Han characters: never judged here
         "Python基础",
+        "少数民族",  # four characters: the people rule reads dictionary words of two or three only
     ],
 )
 def test_names_of_the_same_shape_stay(key: str) -> None:

@@ -40,9 +40,11 @@ def zipf(word: str, lang: str = "en") -> float:
 
 LATIN_WORD = re.compile(r"^[a-z][a-z']*$")
 _OPERATOR = re.compile(r"[=^<>*]|\+(?=[\w(])|[\w)]\((?=\w)|\)\(|\w;\w")
-# Laughter and chat noise spelled many ways ("hahaha", "hehe", "lolol", "lmaooo", "omg", "ugh").
+# Laughter and chat noise spelled many ways ("hahaha", "hehe", "lolol", "lmaooo", "omg", "ugh"), and
+# vowels drawn out before an h ("ooh", "oooh", "ahh", "uhh": wordfreq knows them, so they pass as words).
 _INTERJECTION = re.compile(
     r"^(?:(?:ha|he|hi|ho|ja|xa)h?){2,}h?$|^l+o+l+(?:o+l+)*$|^lm+f?a+o+$|^rofl+$|^omg+$|^o+m+g+$|^u+g+h+$|^h+m+$|^a+rgh+$|^w+t+f+$"
+    r"|^[aeou]+h+$"
 )
 _PAIRS = (("(", ")"), ("[", "]"), ("{", "}"), ("“", "”"), ("‘", "’"), ("《", "》"), ("【", "】"))
 _OPEN_QUOTE = re.compile(r"(?:^|\s)['\"]\w")
