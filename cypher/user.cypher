@@ -26,15 +26,6 @@ RETURN i.key AS key, CASE WHEN c.in_catalog OR i.own_name IS NULL THEN c.name EL
        coalesce(i.evidence, []) AS evidence, coalesce(i.mention_ts, []) AS mention_ts,
        coalesce(i.mention_roles, []) AS mention_roles, i.weight AS weight;
 
-// name: user_edges_around
-// Relations visible to this user (the tenant's catalog and the user's own) touching the given concepts.
-UNWIND $keys AS key
-MATCH (a:Concept {tenant: $tenant, key: key})-[r:PREREQUISITE_OF|USES|REQUIRES|PART_OF|RELATED_TO]-(b:Concept)
-WHERE r.owner IN ['catalog', $owner]
-WITH DISTINCT r
-RETURN startNode(r).key AS source, type(r) AS type, endNode(r).key AS target,
-       r.scope AS scope, coalesce(r.confidence, 1.0) AS confidence;
-
 // name: edges_by_owner
 // Every relation of one owner in a tenant ('catalog', or a user's 'u:<id>'), by index seek per type.
 CALL () {
