@@ -137,6 +137,10 @@ def test_the_packed_interests_are_user_interests_rows(store, tenant) -> None:
     unpacked = [dict(zip(packed["columns"], r, strict=True)) for r in packed["rows"]]
     assert sorted(unpacked, key=lambda r: r["key"]) == sorted(rows, key=lambda r: r["key"])
     assert len(rows) >= 2
+    # A user without interests (or none at all) still gets the one record: an empty graph, not an error.
+    nobody = store.read_statement("user_interests_packed", **{**params, "user_id": "nobody", "owner": "u:nobody"})
+    assert nobody == [{"columns": packed["columns"], "rows": []}]
+    assert store.load_user_graph(UserRef(tenant, "nobody")).concepts == {}
 
 
 def _demo_catalog() -> Any:
@@ -178,3 +182,25 @@ def test_a_catalog_concept_gone_since_it_was_read_is_created_by_the_write(store,
     assert seen.count("ingest_lock_user") == 2  # the first run found the concept gone and rolled back
     graph = store.load_user_graph(UserRef(tenant, "gone"))
     assert "sqlalchemy" in graph.concepts
+
+
+@pytest.mark.neo4j
+def test_the_background_rerank_takes_the_versions_from_the_write(store, settings, tenant) -> None:
+    """After an ingest, the queued re-rank ranks the version the write's transaction reported: it does not
+    ask Neo4j for the user's version first (a read right after the ingest waits for that re-rank)."""
+    mem = GraphMemory(settings.model_copy(update={"rerank_in_background": True}), store=store)
+    try:
+        mem.ingest(tenant, "bg", "s1", [TurnIn(role="user", text="I want to learn Python and Django.")])
+        assert mem.wait_reranked()
+        with _counting(store) as seen:
+            mem.ingest(tenant, "bg", "s1", [TurnIn(role="user", text="How does Django use Python?")])
+            assert mem.wait_reranked()
+        # The ingest's one read, then its write; the re-rank's load (from the cached graph) and write-back.
+        assert seen.count("read") == 2, seen
+        after_write = seen[seen.index("ingest_lock_user") :]
+        assert after_write.index("read") < after_write.index("user_graph_rest") < after_write.index("user_bump_version")
+        user = UserRef(tenant, "bg")
+        ranked = mem.core.ranked_graphs.peek(user)
+        assert ranked is not None and ranked.version == store.user_version(user)[0] and not ranked.unwritten
+    finally:
+        mem.close()
