@@ -583,7 +583,7 @@ class Neo4jStore:
         turn before the first new one when that is a user turn (its antecedents for coreference)."""
 
         first = turns[0] if turns else None
-        # The first turn usually heads the new ones: its prior turn is read along (see ingest_reads.cypher).
+        # The first turn usually heads the new ones: its prior turn is read along (ingest_reads, cypher/ingest.cypher).
         guess = first.ts.isoformat() if first is not None and first.role == "user" else None
 
         def work(tx: ManagedTransaction) -> IngestReads:
