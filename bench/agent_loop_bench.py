@@ -191,6 +191,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compare-with", type=Path, default=None, help="another checkout: before/after, alternated")
     ap.add_argument("--rounds", type=int, default=4, help="alternated rounds with --compare-with")
     ap.add_argument("--uncached", type=int, default=40, help="uncached blocks per round and API (--compare-with)")
+    ap.add_argument(
+        "--name", default=None, help="with --compare-with: results in agent_loop_compare_<name>.json (one per change)"
+    )
     args = ap.parse_args(argv)
     assert args.tenant.startswith("bench-")
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -203,7 +206,8 @@ def main(argv: list[str] | None = None) -> int:
         mem.close()
     if args.compare_with is not None:
         out = {"machine": machine(), "setup": setup, "users": args.users, **compare(args, args.compare_with)}
-        (RESULTS / "agent_loop_compare.json").write_text(json.dumps(out, indent=2))
+        name = f"agent_loop_compare_{args.name}.json" if args.name else "agent_loop_compare.json"
+        (RESULTS / name).write_text(json.dumps(out, indent=2))
         log(json.dumps({k: out[k] for k in ("before", "after")}, indent=1))
         return 0
     key = args.key or f"bench-loop-{uuid.uuid4().hex[:8]}"

@@ -193,7 +193,7 @@ def profile_user(mem: GraphMemory, tenant: str, uid: str) -> dict[str, Any]:
         ("tenant_user_count", {"tenant": tenant}),
         ("concept_user_counts", {"tenant": tenant, "keys": keys}),
         ("concepts_search", {**p, "query": concept["name"].split()[0].lower(), "limit": 5}),
-        ("ingest_lock_user", p),
+        ("ingest_lock_user", {**p, "turn_ids": [f"{uid}-t0", f"{uid}-t1"]}),
         ("ingest_existing_turns", {**p, "turn_ids": [f"{uid}-t0", f"{uid}-t1"]}),
         ("ingest_refresh_interests", {**p, "keys": interest_keys[:5], "names": names}),
         ("user_list", {"tenant": tenant, "limit": 1000}),

@@ -12,18 +12,27 @@ SET t.locked_at = datetime()
 RETURN t IS NOT NULL AS exists;
 
 // name: ingest_lock_user
-// Creates tenant and user if needed and takes the user's write lock. A new user is linked to its tenant
-// last (ingest_link_user): creating that relationship locks the tenant node until commit, and taken here it
-// queued the first writes of a tenant's new users one whole transaction after another (20 new users at
-// once: the last waited 5-10 s, a minute on a loaded machine; tests/test_load.py).
+// Creates tenant and user if needed, takes the user's write lock and reads which of $turn_ids are stored.
+// A new user is linked to its tenant last (ingest_link_user): creating that relationship locks the tenant
+// node until commit, and taken here it queued the first writes of a tenant's new users one whole
+// transaction after another (20 new users at once: the last waited 5-10 s, a minute on a loaded machine;
+// tests/test_load.py).
 MERGE (t:Tenant {id: $tenant})
   ON CREATE SET t.created_at = datetime()
 MERGE (u:User {tenant: $tenant, id: $user_id})
   ON CREATE SET u.created_at = datetime(), u.version = 0, u.name = $user_id
 // Setting a property takes the user's write lock; the version is bumped only when turns are written.
 SET u.locked_at = datetime()
+WITH t, u
+// Which of $turn_ids are stored (ingest_existing_turns' rows), read under the lock just taken (a concurrent
+// call may have stored one of them since the ingest's first read), in this statement's round trip.
+CALL (u) {
+  UNWIND $turn_ids AS turn_id
+  MATCH (x:Turn {tenant: $tenant, user_id: $user_id, id: turn_id})
+  RETURN collect({turn_id: x.id, session_id: x.session_id, role: x.role, text: x.text}) AS existing
+}
 // The catalog version too: the write's consistency token takes both from here (no read after the write).
-RETURN u.version AS version, coalesce(t.catalog_version, 0) AS catalog_version,
+RETURN u.version AS version, coalesce(t.catalog_version, 0) AS catalog_version, existing,
        // From the user's side: reading the tenant node's relationships in a write transaction share-locks
        // them until commit, and 20 writers holding that lock deadlocked a new user's link (DeadlockDetected).
        COUNT { (u)<-[:HAS_USER]-() } = 0 AS unlinked;
@@ -55,6 +64,33 @@ RETURN t.role AS role, t.language AS language,
        [row IN collect({key: c.key, name: c.name, type: c.type, in_catalog: c.in_catalog, start: m.start,
                         end: m.end, surface: m.surface, extractor: m.extractor, confidence: m.confidence})
         WHERE row.key IS NOT NULL] AS mentions;
+
+// name: ingest_reads
+// What an ingest reads before extracting, in one statement (one round trip where three cost three): the
+// stored turns among $turn_ids (ingest_existing_turns' rows), the tenant's catalog version, and the
+// session's last turn before $before with its mentions (ingest_prior_turn's row; none when $before is
+// null). $before is the first turn's time when that turn is a user turn: it heads the new ones unless it
+// is stored already, and then the store asks ingest_prior_turn for the turn that does.
+CALL () {
+  UNWIND $turn_ids AS turn_id
+  MATCH (t:Turn {tenant: $tenant, user_id: $user_id, id: turn_id})
+  RETURN collect({turn_id: t.id, session_id: t.session_id, role: t.role, text: t.text}) AS existing
+}
+CALL () {
+  OPTIONAL MATCH (tn:Tenant {id: $tenant})
+  RETURN coalesce(tn.catalog_version, 0) AS catalog_version
+}
+CALL () {
+  OPTIONAL MATCH (:Session {tenant: $tenant, user_id: $user_id, id: $session_id})-[:HAS_TURN]->(t:Turn {tenant: $tenant, user_id: $user_id})
+  WHERE t.ts < datetime($before)
+  WITH t ORDER BY t.ts DESC, t.id DESC LIMIT 1
+  OPTIONAL MATCH (t)-[m:MENTIONS]->(c:Concept)
+  RETURN t.role AS prior_role, t.language AS prior_language,
+         [row IN collect({key: c.key, name: c.name, type: c.type, in_catalog: c.in_catalog, start: m.start,
+                          end: m.end, surface: m.surface, extractor: m.extractor, confidence: m.confidence})
+          WHERE row.key IS NOT NULL] AS prior_mentions
+}
+RETURN existing, catalog_version, prior_role, prior_language, prior_mentions;
 
 // name: ingest_write_turns
 // Stores new raw turns under their session. Turn text is written once and never updated.

@@ -15,8 +15,8 @@ import random
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -378,7 +378,8 @@ class Neo4jStore:
                 result = work(tx)
                 tx.commit()
         else:
-            result = (session.execute_write if write else session.execute_read)(work)
+            with _pipelined_begin(session):
+                result = (session.execute_write if write else session.execute_read)(work)
         self.unreachable = False
         return result
 
@@ -429,6 +430,25 @@ class Neo4jStore:
     def _read(self, work: Callable[[ManagedTransaction], Any]) -> Any:
         with self._session(write=False) as session:
             return self._execute(session, work, write=False)
+
+    def _read_one(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """One read statement in an auto-commit transaction: one round trip where a managed transaction
+        takes two (the statement, then COMMIT). Asked before every read of a user (``user_version``).
+        A failure that the driver's managed retries would cure (Neo4j busy or briefly gone) falls back to
+        them (:meth:`_read`), so a call fails no more often than before."""
+        if not self.unreachable:
+            try:
+                with self._session(write=False) as session:
+                    result = session.run(self.cypher.text(name), params)
+                    keys = result.keys()
+                    return [dict(zip(keys, record, strict=True)) for record in result]
+            except StoreUnavailable as exc:
+                if not isinstance(exc.__cause__, neo4j_errors.SessionExpired | neo4j_errors.ServiceUnavailable):
+                    raise
+                self.unreachable = False  # the managed retries below decide whether Neo4j is gone
+            except neo4j_errors.TransientError:
+                pass
+        return self._read(lambda tx: self._run_flat(tx, name, **params))
 
     def _write(self, work: Callable[[ManagedTransaction], Any], constraint_retry: bool = False) -> Any:
         """Runs ``work`` in one write transaction; a transaction aborted for a reason a re-run cures is
@@ -484,6 +504,12 @@ class Neo4jStore:
         if concepts:
             rows = sorted(concepts, key=lambda c: c["key"])
             self._write(lambda tx: self._run(tx, statement, tenant=tenant, concepts=rows))
+
+    def _known_catalog_keys(self, tenant: str) -> Mapping[str, ConceptNode]:
+        """The tenant's catalog concepts as last read from Neo4j (the graph loads' catalog cache; empty
+        until a load has read it)."""
+        cached = self._catalog_edges.get(tenant)
+        return cached.facts if cached is not None else {}
 
     def read_statement(self, name: str, **params: Any) -> list[dict[str, Any]]:
         """Runs a named read statement as is (saved exploration queries, checks)."""
@@ -556,19 +582,31 @@ class Neo4jStore:
         other text, role or session raises TurnIdConflict), the tenant's catalog version, and the session's
         turn before the first new one when that is a user turn (its antecedents for coreference)."""
 
+        first = turns[0] if turns else None
+        # The first turn usually heads the new ones: its prior turn is read along (ingest_reads, cypher/ingest.cypher).
+        guess = first.ts.isoformat() if first is not None and first.role == "user" else None
+
         def work(tx: ManagedTransaction) -> IngestReads:
-            rows = self._run(tx, "ingest_existing_turns", **user.params(turn_ids=[t.turn_id for t in turns]))
+            row = self._run(
+                tx,
+                "ingest_reads",
+                **user.params(turn_ids=[t.turn_id for t in turns], session_id=session_id, before=guess),
+            )[0]
+            rows = row["existing"]
             _check_conflicts(rows, {t.turn_id: (session_id, t.role, t.text) for t in turns})
             known = {r["turn_id"] for r in rows}
-            catalog = int(self._run_flat(tx, "catalog_version", tenant=user.tenant)[0]["catalog_version"])
             head = next((t for t in turns if t.turn_id not in known), None)
             prior = None
-            if head is not None and head.role == "user":
+            if head is not None and head is first and guess is not None:
+                prior_rows = [] if row["prior_role"] is None else [_prior_row(row)]
+                prior = _prior_turn(prior_rows)
+            elif head is not None and head.role == "user":
+                # The first turn was stored already: the prior turn is the one before the first new turn.
                 before = head.ts.isoformat()
                 prior = _prior_turn(
                     self._run(tx, "ingest_prior_turn", **user.params(session_id=session_id, before=before))
                 )
-            return IngestReads(known, catalog, prior)
+            return IngestReads(known, int(row["catalog_version"]), prior)
 
         return self._read(work)
 
@@ -585,16 +623,22 @@ class Neo4jStore:
         name are created first in their own short transaction (:meth:`_ensure_concepts`), so writes of
         different users of one tenant run in parallel.
         """
-        self._ensure_concepts(user.tenant, "ingest_merge_concepts", list(_turn_concepts(turns).values()))
+        # Catalog concepts this process has read from Neo4j exist already: only the others need the short
+        # transaction (most turns name only catalog concepts, and then it is skipped). A catalog concept gone
+        # since (a catalog replaced, then an erase that removed it as an orphan) fails the write's link
+        # counts (ConceptGone): the re-run creates it in the write's own transaction (``recreate``).
+        known = self._known_catalog_keys(user.tenant)
+        new_concepts = [c for k, c in _turn_concepts(turns).items() if k not in known]
+        self._ensure_concepts(user.tenant, "ingest_merge_concepts", new_concepts)
         runs = 0
 
         def work(tx: ManagedTransaction) -> IngestWrite:
             nonlocal runs
             runs += 1
-            locked = self._run(tx, "ingest_lock_user", **user.params())[0]
+            # The lock and the stored turns among these ids in one statement (one round trip).
+            locked = self._run(tx, "ingest_lock_user", **user.params(turn_ids=[t.turn_id for t in turns]))[0]
             version, catalog_version = locked["version"], int(locked["catalog_version"])
-            ids = [t.turn_id for t in turns]
-            rows = self._run(tx, "ingest_existing_turns", **user.params(turn_ids=ids))
+            rows = locked["existing"]
             # Re-checked here, under the lock: a concurrent call may have stored one of these ids meanwhile.
             _check_conflicts(rows, {t.turn_id: (session_id, t.role, t.text) for t in turns})
             existing = {r["turn_id"] for r in rows}
@@ -730,7 +774,7 @@ class Neo4jStore:
 
     def user_version(self, user: UserRef) -> tuple[int | None, int]:
         """(user graph version or None if the user does not exist, tenant catalog version)."""
-        row = self._read(lambda tx: self._run(tx, "user_version", **user.params()))[0]
+        row = self._read_one("user_version", **user.params())[0]
         return (row["version"] if row["exists"] else None, row["catalog_version"])
 
     def load_user_graph(
@@ -763,7 +807,8 @@ class Neo4jStore:
                 rows: Iterable[dict[str, Any]] = refreshed
             else:
                 concepts = {}
-                rows = self._run_flat(tx, "user_interests", **user.params())
+                packed = self._run_flat(tx, "user_interests_packed", **user.params())[0]
+                rows = (dict(zip(packed["columns"], row, strict=True)) for row in packed["rows"])
             for r in rows:
                 concepts[r["key"]] = _interest_node(r)
             # Mastery, the user's own relations and the history size in one statement (user_graph_rest).
@@ -1009,7 +1054,7 @@ class Neo4jStore:
         self._ensure_concepts(user.tenant, "attempts_merge_concepts", _attempt_concepts(attempts))
 
         def work(tx: ManagedTransaction) -> AttemptPlan:
-            version = int(self._run(tx, "ingest_lock_user", **user.params())[0]["version"])
+            version = int(self._run(tx, "ingest_lock_user", **user.params(turn_ids=[]))[0]["version"])
             ids = sorted({a.attempt_id for a in attempts})
             existing = {
                 r["attempt_id"]: r for r in self._run(tx, "attempts_existing", attempt_ids=ids, **user.params())
@@ -1188,6 +1233,21 @@ class Neo4jStore:
         ops = [(op.get("operatorType", "?"), int(op.get("dbHits", 0))) for op in flatten(profile)]
         top = sorted(ops, key=lambda o: -o[1])[:3]
         return {"db_hits": sum(h for _, h in ops), "rows": rows, "top_operators": [f"{o} {h}" for o, h in top]}
+
+
+def _pipelined_begin(session: Session) -> AbstractContextManager[Any]:
+    """The driver's managed transactions wait for BEGIN's answer before the first statement: a round trip
+    of its own in every transaction (3 for a one-statement read: BEGIN, RUN+PULL, COMMIT; on this loaded
+    2-core machine each costs 2-5 ms). Inside this context the driver sends BEGIN with the first statement,
+    as its own ``Driver.execute_query`` does (same retries, errors raised from the statement instead). A
+    driver without the switch (a private attribute) runs as before."""
+    switch = getattr(session, "_pipelined_begin", None)
+    return switch if isinstance(switch, AbstractContextManager) else nullcontext()
+
+
+def _prior_row(row: dict[str, Any]) -> dict[str, Any]:
+    """ingest_reads' prior_* columns as an ingest_prior_turn row."""
+    return {"role": row["prior_role"], "language": row["prior_language"], "mentions": row["prior_mentions"]}
 
 
 def _prior_turn(rows: list[dict[str, Any]]) -> PriorTurn | None:

@@ -21,6 +21,7 @@ from graphmem.errors import TurnIdConflict
 from graphmem.memory_store import InMemoryStore
 from graphmem.models import TurnIn
 from graphmem.service import GraphMemory
+from graphmem.settings import Settings
 from graphmem.store import Neo4jStore, PendingTurn, UserRef
 from tests.test_store import reference_turns
 
@@ -51,6 +52,11 @@ def test_ingest_reads_give_known_ids_catalog_version_and_the_prior_turn(any_stor
     reads = any_store.ingest_reads(user, "s1", [_pending("t5", "user", "还有呢", 1)])
     assert reads.prior is not None and reads.prior.role == "user"
     assert sorted(m.key for m in reads.prior.concepts) == ["python基础"]
+    # The first turn sent is stored already: the prior turn is the one before the first new turn (t8).
+    resent_user = PendingTurn(stored[1].turn_id, stored[1].role, stored[1].text, stored[1].ts)
+    reads = any_store.ingest_reads(user, "s1", [resent_user, _pending("t8", "user", "那Flask呢？", 3)])
+    assert reads.known == {"t2"}
+    assert reads.prior is not None and reads.prior.role == "assistant"
     # An assistant turn heading the new ones, or another session: no prior turn.
     assert any_store.ingest_reads(user, "s1", [_pending("t6", "assistant", "好的", 3)]).prior is None
     assert any_store.ingest_reads(user, "s2", [_pending("t7", "user", "你好", 3)]).prior is None
@@ -104,13 +110,97 @@ def test_agent_loop_round_trips(store, settings, tenant) -> None:
         mem.ingest(tenant, "loop", "s1", turn)
         written = chain.written(tenant, "loop")
     before_write = seen[: seen.index("ingest_lock_user")]
-    # One read transaction before the write (then the concepts' own short write, then the write).
-    assert before_write.count("read") == 1, before_write
-    assert {"ingest_existing_turns", "catalog_version", "ingest_prior_turn"} <= set(before_write)
+    # One read transaction of one statement before the write (known ids, catalog version, prior turn),
+    # then the concepts' own short write (a tenant without a catalog: its concepts come from conversation).
+    assert before_write == ["read", "ingest_reads", "write", "ingest_merge_concepts", "write"], before_write
+    # The lock statement says which ids are stored too: no separate read of them in the write.
+    assert "ingest_existing_turns" not in seen
     # The token's versions came from the write's transaction; the synchronous re-rank wrote after it.
     assert written is not None and written[0] < store.user_version(user)[0]
 
     catalog_version = store.user_version(user)[1]
     with _counting(store) as seen:
         store.load_user_graph(user, catalog_version=catalog_version)  # the catalog's relations are cached
-    assert seen == ["read", "user_interests", "user_graph_rest"]
+    assert seen == ["read", "user_interests_packed", "user_graph_rest"]
+
+
+@pytest.mark.neo4j
+def test_the_packed_interests_are_user_interests_rows(store, tenant) -> None:
+    """The graph load reads the interests packed in one record: the same columns and values, row for row."""
+    mem = GraphMemory(Settings(rerank_in_background=False, gc_freeze=False), store=store)
+    mem.ingest(tenant, "packed", "s1", [TurnIn(role="user", text="I want to learn Python and Django.")])
+    mem.ingest(tenant, "packed", "s1", [TurnIn(role="assistant", text="Django is a Python web framework.")])
+    params = {"tenant": tenant, "user_id": "packed", "owner": "u:packed"}
+    rows = store.read_statement("user_interests", **params)
+    packed = store.read_statement("user_interests_packed", **params)[0]
+    assert packed["columns"] == list(rows[0])
+    unpacked = [dict(zip(packed["columns"], r, strict=True)) for r in packed["rows"]]
+    assert sorted(unpacked, key=lambda r: r["key"]) == sorted(rows, key=lambda r: r["key"])
+    assert len(rows) >= 2
+    # A user without interests (or none at all) still gets the one record: an empty graph, not an error.
+    nobody = store.read_statement("user_interests_packed", **{**params, "user_id": "nobody", "owner": "u:nobody"})
+    assert nobody == [{"columns": packed["columns"], "rows": []}]
+    assert store.load_user_graph(UserRef(tenant, "nobody")).concepts == {}
+
+
+def _demo_catalog() -> Any:
+    from graphmem.extraction.catalog_io import load_catalog
+    from graphmem.settings import PROJECT_ROOT
+
+    return load_catalog(PROJECT_ROOT / "demo" / "catalog.yaml")
+
+
+@pytest.mark.neo4j
+def test_an_ingest_naming_only_catalog_concepts_skips_the_concept_transaction(store, settings, tenant) -> None:
+    mem = GraphMemory(settings.model_copy(update={"rerank_in_background": False}), store=store)
+    mem.put_catalog(tenant, _demo_catalog())
+    # The first ingest's re-rank loads a graph: the store has read the tenant's catalog concepts.
+    mem.ingest(tenant, "cat", "s1", [TurnIn(role="user", text="I want to learn Django.")])
+    with _counting(store) as seen:
+        result = mem.ingest(tenant, "cat", "s1", [TurnIn(role="user", text="How does Django use SQLAlchemy?")])
+    assert result.accepted
+    # Reads, then the write itself: the catalog concepts exist, so no transaction creates them first.
+    assert seen[: seen.index("ingest_lock_user")] == ["read", "ingest_reads", "write"], seen
+    assert "ingest_merge_concepts" not in seen
+    graph = store.load_user_graph(UserRef(tenant, "cat"))
+    assert {"django框架", "sqlalchemy"} <= set(graph.concepts)
+
+
+@pytest.mark.neo4j
+def test_a_catalog_concept_gone_since_it_was_read_is_created_by_the_write(store, settings, tenant) -> None:
+    """The store's catalog cache may be stale (the node deleted since): the write's link counts catch it
+    and its re-run creates the concept in the write's own transaction."""
+    mem = GraphMemory(settings.model_copy(update={"rerank_in_background": False}), store=store)
+    mem.put_catalog(tenant, _demo_catalog())
+    mem.ingest(tenant, "gone", "s1", [TurnIn(role="user", text="I want to learn Django.")])
+    assert "sqlalchemy" in store._known_catalog_keys(tenant)
+    with store._driver.session(database=store.database) as session:
+        session.run("MATCH (c:Concept {tenant: $tenant, key: 'sqlalchemy'}) DETACH DELETE c", tenant=tenant).consume()
+    with _counting(store) as seen:
+        result = mem.ingest(tenant, "gone", "s1", [TurnIn(role="user", text="Is SQLAlchemy hard?")])
+    assert result.accepted
+    assert seen.count("ingest_lock_user") == 2  # the first run found the concept gone and rolled back
+    graph = store.load_user_graph(UserRef(tenant, "gone"))
+    assert "sqlalchemy" in graph.concepts
+
+
+@pytest.mark.neo4j
+def test_the_background_rerank_takes_the_versions_from_the_write(store, settings, tenant) -> None:
+    """After an ingest, the queued re-rank ranks the version the write's transaction reported: it does not
+    ask Neo4j for the user's version first (a read right after the ingest waits for that re-rank)."""
+    mem = GraphMemory(settings.model_copy(update={"rerank_in_background": True}), store=store)
+    try:
+        mem.ingest(tenant, "bg", "s1", [TurnIn(role="user", text="I want to learn Python and Django.")])
+        assert mem.wait_reranked()
+        with _counting(store) as seen:
+            mem.ingest(tenant, "bg", "s1", [TurnIn(role="user", text="How does Django use Python?")])
+            assert mem.wait_reranked()
+        # The ingest's one read, then its write; the re-rank's load (from the cached graph) and write-back.
+        assert seen.count("read") == 2, seen
+        after_write = seen[seen.index("ingest_lock_user") :]
+        assert after_write.index("read") < after_write.index("user_graph_rest") < after_write.index("user_bump_version")
+        user = UserRef(tenant, "bg")
+        ranked = mem.core.ranked_graphs.peek(user)
+        assert ranked is not None and ranked.version == store.user_version(user)[0] and not ranked.unwritten
+    finally:
+        mem.close()

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from ..compaction import CompactionPlan, assign_tiers, compaction_due, plan_compaction
-from ..errors import CriticalCompressionFailure
+from ..errors import CriticalCompressionFailure, GraphmemError
 from ..models import ConceptNode, Tier, UserGraph, utc_now
 from ..ranked_cache import RankedGraph
 from ..ranking import Ranking, rank
@@ -94,14 +94,24 @@ class Reranker:
         write: IngestWrite | None,
         catalog_version: int | None,
         on_ranked: Callable[[], None] | None = None,
+        write_is_last: bool = False,
     ) -> None:
         """The queued re-rank of a user (under the user's lock): write back what a read already ranked,
         or rank and write back as the ingest used to. ``on_ranked``: called once the ranked graph is cached,
-        before the write-back (a read waiting for it answers then)."""
+        before the write-back (a read waiting for it answers then). ``write_is_last``: no write of this
+        process came after ``write`` (they hold the user's lock, which the caller holds)."""
         core = self.core
-        version, current_catalog = core.store.user_version(user)
-        if version is None:
-            return  # erased meanwhile: nothing to rank
+        if write_is_last and write is not None and write.catalog_version is not None:
+            # The write's own transaction said which versions it left: no round trip to ask (the first
+            # step of the read right after an ingest waits for). Another process's write since then only
+            # makes the graph cached here stale: readers compare it with the stored version and reload,
+            # and its write-back below finds the version moved and drops it.
+            version, current_catalog = write.version_after, write.catalog_version
+        else:
+            stored, current_catalog = core.store.user_version(user)
+            if stored is None:
+                return  # erased meanwhile: nothing to rank
+            version = stored
         cached = core.ranked_graphs.current(user, version, current_catalog)
         if cached is None:
             # Ranked here as a read would rank it, and cached before the write-back: a read that comes
@@ -112,7 +122,13 @@ class Reranker:
             on_ranked()
         if not cached.unwritten:
             return  # a read ranked it and nothing changed, another settle wrote it, or it was compacted
-        new_version = core.store.write_weights(user, cached.unwritten)
+        try:
+            new_version = core.store.write_weights(user, cached.unwritten)
+        except GraphmemError as exc:
+            if exc.code != "USER_NOT_FOUND":
+                raise
+            core.ranked_graphs.drop(user)  # erased by another process since its write: nothing to store
+            return
         if new_version == version + 1:
             core.ranked_graphs.mark_written(user, version, new_version)
         else:
@@ -359,11 +375,16 @@ class BackgroundReranker:
                     self._cond.wait()
                 if not self._pending:
                     return
-                key, item = self._pending.popitem(last=False)
+                key, picked = next(iter(self._pending.items()))
                 self._running = key
             try:
-                with self.core.user_lock(item.user):
-                    self._settle(item)
+                with self.core.user_lock(picked.user):
+                    # Taken off the queue only under the user's lock: every write of this process to the
+                    # user is then either in this item or waiting for the lock (settle's write_is_last).
+                    with self._cond:
+                        item = self._pending.pop(key, None)
+                    if item is not None:  # else settled meanwhile by settle_now (a compaction, an erase)
+                        self._settle(item)
             finally:
                 with self._cond:
                     self._running = None
@@ -391,8 +412,11 @@ class BackgroundReranker:
             self._cond.notify_all()
 
     def _settle(self, item: _Pending) -> None:
+        """``item`` was taken off the queue under the user's lock, which the caller holds."""
         try:
-            self.reranker.settle(item.user, item.write, item.catalog_version, on_ranked=self._notify)
+            self.reranker.settle(
+                item.user, item.write, item.catalog_version, on_ranked=self._notify, write_is_last=True
+            )
             self.settled += 1
         except Exception:  # derived data: the next write or read re-ranks; never kill the thread
             log.exception("background re-rank of %s/%s failed", item.user.tenant, item.user.user_id)
