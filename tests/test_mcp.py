@@ -151,6 +151,14 @@ def run(fn, *args):
     return anyio.run(fn, *args)
 
 
+@pytest.fixture
+def api_tenant_a_catalog(settings, store, api_tenants) -> None:
+    """The demo catalog in the shared API's tenant A, which the API-mode tests' blocks name. Another test
+    may have loaded it there already (these tests passed only after one did); loaded once."""
+    if store.catalog_version(api_tenants.tenant_a) == 0:
+        load_demo_catalog(settings, store, api_tenants.tenant_a)
+
+
 # -- stdio, in-process (the default) ----------------------------------------------------------------------
 
 
@@ -194,7 +202,7 @@ def test_stdio_in_process(settings, store, user_id):
 # -- stdio with --api: two keys, two tenants ----------------------------------------------------------------
 
 
-def test_stdio_api_mode_two_keys_cannot_see_each_other(api, api_tenants, user_id):
+def test_stdio_api_mode_two_keys_cannot_see_each_other(api, api_tenants, api_tenant_a_catalog, user_id):
     async def main() -> None:
         async with (
             stdio_session("--api", api.base_url, env=child_env(GRAPHMEM_API_KEY=api_tenants.key_a)) as a,
@@ -324,7 +332,7 @@ def test_http_in_process_keys_are_tenants(mcp_http, store, user_id):
         assert wrong.status_code == 403 and wrong.json()["error"]["code"] == "INVALID_API_KEY"
 
 
-def test_http_api_mode_forwards_each_callers_key(api, api_tenants, user_id, tmp_path):
+def test_http_api_mode_forwards_each_callers_key(api, api_tenants, api_tenant_a_catalog, user_id, tmp_path):
     # The process has a key of its own (GRAPHMEM_API_KEY); over HTTP it must never lend it to a caller.
     env = child_env(GRAPHMEM_API_KEY=api_tenants.key_a)
     with mcp_http_process(["--api", api.base_url], env, tmp_path / "mcp-http-api.log") as url:
