@@ -44,6 +44,7 @@ _ZH_REFERENCE = re.compile(
     "此片|该片|此人|这部电影|这部影片|这部片子|这部片|这部剧|这部作品|这首歌|这张专辑|这个人|这位|这家公司|这个组合|这支乐队|"
     "这个乐队|这所学校|这个地方|这个景点|这座|他|她|它"
 )
+_PERSONAL = re.compile(r"he|she|him|her|his", re.IGNORECASE)
 _EN_REFERENCE = re.compile(r"\b(?:he|she|him|her|his|it|its|they|them|this one|that one)\b", re.IGNORECASE)
 
 
@@ -83,6 +84,10 @@ def _reference(text: str, ex: TurnExtraction, antecedents: Sequence[ConceptMenti
         for m in antecedents
         if m.confidence >= floor and m.key not in own and m.extractor is not ExtractorName.coreference
     ]
+    if lang != ZH and _PERSONAL.fullmatch(match.group(0)):
+        # "he" / "she" point at a person, and a person is named: the assistant's "He's a cutie" has
+        # no antecedent for the user's "yea he is" (the lower-case "cutie" says what he is).
+        candidates = [m for m in candidates if m.in_catalog or m.name[:1].isupper()]
     if not candidates:
         return None
     target = min(candidates, key=lambda m: m.start)  # subject / topic position
