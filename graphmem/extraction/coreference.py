@@ -58,19 +58,23 @@ def carry_references(
     """
     out: list[TurnExtraction] = []
     previous = prior
+    previous_text = ""  # the stored prior turn's text is not at hand: its chain is not judged
     for text, role, ex in zip(texts, roles, extractions, strict=True):
         added = None
         if role == "user" and previous is not None and previous.role == "assistant":
-            added = _reference(text, ex, previous.concepts)
+            added = _reference(text, ex, previous.concepts, previous_text)
         if added is not None:
             out.append(ex.model_copy(update={"concepts": sorted([*ex.concepts, added], key=lambda m: m.start)}))
         else:
             out.append(ex)
         previous = PriorTurn(role, tuple(ex.concepts))
+        previous_text = text
     return out
 
 
-def _reference(text: str, ex: TurnExtraction, antecedents: Sequence[ConceptMention]) -> ConceptMention | None:
+def _reference(
+    text: str, ex: TurnExtraction, antecedents: Sequence[ConceptMention], previous_text: str = ""
+) -> ConceptMention | None:
     lang = ex.language
     if lang != ZH and ex.concepts:
         return None
@@ -91,6 +95,9 @@ def _reference(text: str, ex: TurnExtraction, antecedents: Sequence[ConceptMenti
     if not candidates:
         return None
     target = min(candidates, key=lambda m: m.start)  # subject / topic position
+    named = target.in_catalog or target.name[:1].isupper()  # "It's called A Cure for Wellness" names it
+    if lang != ZH and not named and _continues_chain(match.group(0), previous_text, target.start):
+        return None
     return ConceptMention(
         key=target.key,
         name=target.name,
@@ -102,6 +109,22 @@ def _reference(text: str, ex: TurnExtraction, antecedents: Sequence[ConceptMenti
         extractor=ExtractorName.coreference,
         confidence=round(target.confidence * CONFIDENCE_FACTOR, 3),
         in_catalog=target.in_catalog,
+    )
+
+
+_PRONOUN_KIND = {"he": "he", "him": "he", "his": "he", "she": "she", "her": "she", "they": "they", "them": "they"}
+
+
+def _continues_chain(reference: str, previous_text: str, antecedent_start: int) -> bool:
+    """Does the user's pronoun continue the assistant's own? The assistant's "It topped the box office"
+    already refers back before its lower-case words, and the user's "It's good!" points where that "It"
+    does, not at "box office"; "It was directed by Marc Webb" / "what else has he made?" changes referent,
+    and a name after the pronoun ("It's called A Cure for Wellness") is what the pronoun introduces
+    (the caller skips the rule for names)."""
+    kind = _PRONOUN_KIND.get(reference.casefold(), "it")
+    return any(
+        m.start() < antecedent_start and _PRONOUN_KIND.get(m.group(0).casefold(), "it") == kind
+        for m in _EN_REFERENCE.finditer(previous_text)
     )
 
 
