@@ -287,6 +287,42 @@ def test_counted_things_of_an_exercise_are_no_concepts(text: str, absent: list[s
     assert set(present) <= set(names), names
 
 
+@pytest.mark.parametrize(
+    "text,absent,present",
+    [
+        # What someone is like, said in a chat (ReDial valid 2736, 8899, 17193), is no topic of theirs.
+        ("Adam Sandler is a riot", ["riot"], ["Adam Sandler"]),
+        ("He's a cutie...", ["cutie"], []),
+        ("i know such a heart breaker", ["heart breaker"], []),
+        ("what a heart breaker", ["heart breaker"], []),
+        # A thing's kind, or a predicate with a modifier, stays.
+        ("This is a right triangle.", [], ["right triangle"]),
+        ("it's a heist film", [], ["heist film"]),
+    ],
+)
+def test_evaluations_of_someone_are_no_concepts(text: str, absent: list[str], present: list[str]) -> None:
+    names = [c.name for c in ConceptExtractor().extract([text])[0].concepts]
+    assert not set(absent) & set(names), names
+    assert set(present) <= set(names), names
+
+
+def test_what_a_session_counts_is_no_concept_of_the_tutors_other_turns() -> None:
+    # Bridge validation 6315993_39 and 4055603_15, in the tutor's manner: the thing a word problem counts
+    # ("how many glasses", "how many bags") is the exercise's object in the tutor's other turns too; the
+    # lesson's own words stay, and so does a student's naming of it.
+    turns = [
+        "Add together all the glasses in the pictograph.",
+        "Figure out how many glasses Ayako drank each day.",
+        "We need to find how many total legos are in the bag.",
+        "How many bags does max have?",
+        "I think the glasses are 12",
+    ]
+    out = ConceptExtractor().extract(turns, ["assistant", "assistant", "assistant", "assistant", "user"])
+    tutor = {c.key for ex in out[:4] for c in ex.concepts}
+    assert "pictograph" in tutor and not {"glass", "bag", "lego"} & tutor, tutor
+    assert [c.key for c in out[4].concepts] == ["glass"]
+
+
 @pytest.mark.neo4j
 def test_small_talk_and_typos_stay_out_of_a_recommendation_block(settings, store, tenant) -> None:
     # Hand-written seeker turns in the manner of a movie chat: weather, mood and typos around a preference.

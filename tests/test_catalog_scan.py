@@ -10,7 +10,7 @@ from graphmem.models import Catalog, CatalogConcept
 
 # A topic is the word itself and needs no evidence; a movie called "Hero" does.
 TYPES = {"Machine Learning": "topic", "Machine": "topic", "Go": "topic", "Python基础": "topic", "Django": "tool"}
-TYPES |= {"Scary Movie": "movie", "Hero": "movie"}
+TYPES |= {"Scary Movie": "movie", "Hero": "movie", "It": "movie", "Set It Off": "movie"}
 NAMES = list(TYPES)
 MATCHER = CatalogMatcher(Catalog(concepts=[CatalogConcept(name=n, type=t) for n, t in TYPES.items()]))
 
@@ -36,6 +36,14 @@ def names(text: str) -> list[tuple[str, str]]:
         ("Hero. Hero's end", []),
         ("I liked 'hero' a lot", [("hero", "Hero")]),
         ("we saw Hero", [("Hero", "Hero")]),
+        # a title of common words opening a sentence, its later words capitalised: the whole title,
+        # not the "It" inside it (ReDial valid 2390)
+        ("Set It Off  is a great movie", [("Set It Off", "Set It Off")]),
+        ("Set it off. It was fun", []),
+        # a run of spaces ends an unpunctuated chat sentence: the capital after it opens the next one
+        # (ReDial valid 6712: "the documentary Cosmos  It was really good")
+        ("I loved Cosmos  It was really good", []),
+        ("I loved It", [("It", "It")]),
     ],
 )
 def test_scan(text: str, expected: list[tuple[str, str]]) -> None:

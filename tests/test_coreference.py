@@ -54,6 +54,29 @@ def test_english_it_refers_to_the_subject_of_the_assistant_turn(ex: ConceptExtra
     assert _refs(out[1]) == [("it", "Django")]
 
 
+def test_he_or_she_needs_a_named_antecedent(ex: ConceptExtractor) -> None:
+    # ReDial valid 8899: "He's a cutie..." / "yea he is" — "he" is the actor named earlier, never the
+    # lower-case word saying what he is; a capitalised name is an antecedent.
+    out = ex.extract(["He's a cutie...", "yea he is, still looks the same lol"], ["assistant", "user"])
+    assert _refs(out[1]) == []
+    out = ex.extract(["Have you seen Rider Strong in that?", "yea he is great"], ["assistant", "user"])
+    assert _refs(out[1]) == [("he", "Rider Strong")]
+
+
+def test_a_pronoun_continuing_the_assistants_own_refers_past_its_words(ex: ConceptExtractor) -> None:
+    # ReDial valid 15462: "It topped the box office" already refers back; the user's "It's good!" points
+    # where that "It" does, not at "box office". A pronoun of another kind changes referent.
+    out = ex.extract(
+        ["It topped the box office for the last month.", "I saw that one. It's good!"], ["assistant", "user"]
+    )
+    assert _refs(out[1]) == []
+    out = ex.extract(["It was directed by Marc Webb.", "what else has he made?"], ["assistant", "user"])
+    assert _refs(out[1]) == [("he", "Marc Webb")]
+    # ReDial valid 12041: a name after the assistant's "It" is what that "It" introduces.
+    out = ex.extract(["It's called Cure for Wellness.", "I heard it was really good"], ["assistant", "user"])
+    assert _refs(out[1]) == [("it", "Cure for Wellness")]
+
+
 def test_no_reference_without_a_pronoun_or_after_a_user_turn(ex: ConceptExtractor) -> None:
     out = ex.extract(["是马克·韦布。", "好的，谢谢。"], ["assistant", "user"])
     assert _refs(out[1]) == []

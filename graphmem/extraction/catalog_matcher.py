@@ -258,6 +258,10 @@ class CatalogMatcher:
         if any(is_cjk(ch) for ch in surface):
             _, cues_before, cues_after = self._cues["zh"]
             return any(prev.endswith(c) for c in cues_before) or any(after.lstrip().startswith(c) for c in cues_after)
+        if _capitalised_inside(surface):
+            return True  # "Set It Off": its later words keep the title's capitals mid-sentence
+        if _gap_break(before):
+            prev = ""  # the name opens its sentence: no capital mid-sentence, no cue before it
         if surface[:1].isupper() and prev and prev[-1] not in _SENTENCE_END:
             return True  # capitalised mid-sentence: "I loved Up"
         return self._english_cue(prev, after, strict)
@@ -272,6 +276,19 @@ class CatalogMatcher:
         return any(w in cues_before for w in _sentence_words_before(prev, window)) or any(
             w in cues_after for w in next_words
         )
+
+
+def _capitalised_inside(surface: str) -> bool:
+    """A name of several words whose every later word is capitalised ("Set It Off", not "Set it off"
+    nor "SET IT OFF"): capitals a sentence start cannot explain."""
+    words = surface.split()
+    return len(words) > 1 and not surface.isupper() and all(w[:1].isupper() for w in words[1:])
+
+
+def _gap_break(before: str) -> bool:
+    """Chat lines often mark a sentence break by a run of spaces instead of a stop ("I loved Cosmos  It
+    was really good"): a capital right after two or more spaces opens a sentence."""
+    return before.endswith("  ")
 
 
 def _exact_spelling(pattern: str, surface: str) -> str | None:

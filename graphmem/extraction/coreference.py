@@ -44,6 +44,7 @@ _ZH_REFERENCE = re.compile(
     "此片|该片|此人|这部电影|这部影片|这部片子|这部片|这部剧|这部作品|这首歌|这张专辑|这个人|这位|这家公司|这个组合|这支乐队|"
     "这个乐队|这所学校|这个地方|这个景点|这座|他|她|它"
 )
+_PERSONAL = re.compile(r"he|she|him|her|his", re.IGNORECASE)
 _EN_REFERENCE = re.compile(r"\b(?:he|she|him|her|his|it|its|they|them|this one|that one)\b", re.IGNORECASE)
 
 
@@ -57,19 +58,23 @@ def carry_references(
     """
     out: list[TurnExtraction] = []
     previous = prior
+    previous_text = ""  # the stored prior turn's text is not at hand: its chain is not judged
     for text, role, ex in zip(texts, roles, extractions, strict=True):
         added = None
         if role == "user" and previous is not None and previous.role == "assistant":
-            added = _reference(text, ex, previous.concepts)
+            added = _reference(text, ex, previous.concepts, previous_text)
         if added is not None:
             out.append(ex.model_copy(update={"concepts": sorted([*ex.concepts, added], key=lambda m: m.start)}))
         else:
             out.append(ex)
         previous = PriorTurn(role, tuple(ex.concepts))
+        previous_text = text
     return out
 
 
-def _reference(text: str, ex: TurnExtraction, antecedents: Sequence[ConceptMention]) -> ConceptMention | None:
+def _reference(
+    text: str, ex: TurnExtraction, antecedents: Sequence[ConceptMention], previous_text: str = ""
+) -> ConceptMention | None:
     lang = ex.language
     if lang != ZH and ex.concepts:
         return None
@@ -83,9 +88,16 @@ def _reference(text: str, ex: TurnExtraction, antecedents: Sequence[ConceptMenti
         for m in antecedents
         if m.confidence >= floor and m.key not in own and m.extractor is not ExtractorName.coreference
     ]
+    if lang != ZH and _PERSONAL.fullmatch(match.group(0)):
+        # "he" / "she" point at a person, and a person is named: the assistant's "He's a cutie" has
+        # no antecedent for the user's "yea he is" (the lower-case "cutie" says what he is).
+        candidates = [m for m in candidates if m.in_catalog or m.name[:1].isupper()]
     if not candidates:
         return None
     target = min(candidates, key=lambda m: m.start)  # subject / topic position
+    named = target.in_catalog or target.name[:1].isupper()  # "It's called A Cure for Wellness" names it
+    if lang != ZH and not named and _continues_chain(match.group(0), previous_text, target.start):
+        return None
     return ConceptMention(
         key=target.key,
         name=target.name,
@@ -97,6 +109,22 @@ def _reference(text: str, ex: TurnExtraction, antecedents: Sequence[ConceptMenti
         extractor=ExtractorName.coreference,
         confidence=round(target.confidence * CONFIDENCE_FACTOR, 3),
         in_catalog=target.in_catalog,
+    )
+
+
+_PRONOUN_KIND = {"he": "he", "him": "he", "his": "he", "she": "she", "her": "she", "they": "they", "them": "they"}
+
+
+def _continues_chain(reference: str, previous_text: str, antecedent_start: int) -> bool:
+    """Does the user's pronoun continue the assistant's own? The assistant's "It topped the box office"
+    already refers back before its lower-case words, and the user's "It's good!" points where that "It"
+    does, not at "box office"; "It was directed by Marc Webb" / "what else has he made?" changes referent,
+    and a name after the pronoun ("It's called A Cure for Wellness") is what the pronoun introduces
+    (the caller skips the rule for names)."""
+    kind = _PRONOUN_KIND.get(reference.casefold(), "it")
+    return any(
+        m.start() < antecedent_start and _PRONOUN_KIND.get(m.group(0).casefold(), "it") == kind
+        for m in _EN_REFERENCE.finditer(previous_text)
     )
 
 

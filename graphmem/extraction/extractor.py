@@ -22,7 +22,7 @@ from graphmem.extraction import pipelines
 from graphmem.extraction.candidates import LONE_LATIN_NAME, Candidate, overlaps, reject_reason
 from graphmem.extraction.catalog_matcher import CatalogMatcher, catalog_keys
 from graphmem.extraction.coreference import carry_references
-from graphmem.extraction.en.candidates import english_candidates
+from graphmem.extraction.en.candidates import english_candidates, story_object_keys
 from graphmem.extraction.language import EN, ZH, detect_language
 from graphmem.extraction.lexical import category_words, is_category
 from graphmem.extraction.normalize import concept_key, sanitize
@@ -145,6 +145,7 @@ class ConceptExtractor:
                 results[i] = TurnExtraction(language=lang, skipped=skipped)
             else:
                 by_lang[lang].append(i)
+        counted: set[str] = set()  # what the batch's word problems count a character having
         for lang, idxs in by_lang.items():
             if not idxs:
                 continue
@@ -153,6 +154,8 @@ class ConceptExtractor:
             # Chinese names established anywhere in the batch (a cue, a title, a recurring
             # merge) are looked up in every turn of it: see zh.candidates.ZhLexicon.
             lexicon = ZhLexicon.build(docs, pipelines.jieba_tags()) if lang == ZH else None
+            if lang != ZH:
+                counted |= {k for doc in docs for k in story_object_keys(doc)}
             for i, doc in zip(idxs, docs):
                 text, _, skipped = prepared[i]
                 role = roles[i] if roles is not None else "user"
@@ -161,6 +164,9 @@ class ConceptExtractor:
         if roles is None:
             return done
         texts_ = [p[0] for p in prepared]
+        done = [
+            _without_counted(ex, counted) if role == "assistant" else ex for ex, role in zip(done, roles, strict=True)
+        ]
         carried = carry_references(texts_, roles, done, prior)
         # A user's reply about what the assistant just named ("I didn't like that one") is a stance toward it.
         return attach_replies(texts_, roles, carried, replies, prior)
@@ -297,6 +303,25 @@ class ConceptExtractor:
             confidence=c.confidence,
             in_catalog=in_catalog,
         )
+
+
+def _without_counted(ex: TurnExtraction, counted: set[str]) -> TurnExtraction:
+    """An assistant turn without the open-vocabulary nouns its session's word problems count a
+    character having (en.candidates.story_object_keys).
+
+    A tutor who asks "how many glasses did Ayako drink?" also says "add all the glasses in the
+    pictograph": the glasses are the story's object wherever the tutor names them, not what the lesson
+    teaches (the candidates already skip the counted mention itself). The user's own mentions stay;
+    catalog names stay."""
+    drop = {m.key for m in ex.concepts if m.key in counted and not m.in_catalog}
+    if not drop:
+        return ex
+    return ex.model_copy(
+        update={
+            "concepts": [m for m in ex.concepts if m.key not in drop],
+            "relations": [r for r in ex.relations if r.source_key not in drop and r.target_key not in drop],
+        }
+    )
 
 
 def _skip(skipped: list[SkippedCandidate], text: str, reason: str) -> None:

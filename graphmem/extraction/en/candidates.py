@@ -138,6 +138,46 @@ def is_counted(tok: Token) -> bool:
     return False
 
 
+_PERSONAL_SUBJECTS = frozenset({"i", "you", "he", "she", "we", "they"})
+_EXCLAMATIVE = frozenset({"such", "what", "quite"})
+
+
+def is_evaluation(chunk) -> bool:
+    """A noun phrase that says what someone or something is like rather than names a topic: the
+    exclamative "such a heart breaker" / "what a heart breaker", and one bare noun predicated of a person
+    ("Adam Sandler is a riot", "He's a cutie", "you are a genius"). Predicates of things stay ("This is
+    a right triangle", "it's a heist film"), as do phrases with a modifier."""
+    root = chunk.root
+    dets = [c for c in root.children if c.i < root.i and c.dep_ in ("det", "predet")]
+    if not any(d.lower_ in ("a", "an") for d in dets):
+        return False
+    if any(d.lower_ in _EXCLAMATIVE for d in dets):
+        return True
+    if (
+        root.dep_ != "attr"
+        or root.pos_ != "NOUN"
+        or any(c.i < root.i and c.dep_ not in ("det",) for c in root.children)
+    ):
+        return False
+    subjects = [c for c in root.head.children if c.dep_ == "nsubj"]
+    return root.head.lemma_ == "be" and any(s.pos_ == "PROPN" or s.lower_ in _PERSONAL_SUBJECTS for s in subjects)
+
+
+def story_object_keys(doc: Doc) -> set[str]:
+    """Concept keys of what a word problem's character is counted having ("how many glasses Ayako
+    drank", "how many bags does Max have"): the story's objects. A count without a character ("how many
+    minutes", "how many times") may be the lesson's own unit, so it is not taken."""
+    if not doc.has_annotation("DEP"):
+        return set()
+    out: set[str] = set()
+    for tok in doc:
+        if is_counting_subject(tok):
+            verb = tok.head
+            heads = [verb, *(c for c in verb.children if c.dep_ == "aux")]
+            out |= {concept_key(c.text) for h in heads for c in h.children if c.i != tok.i and is_counted(c)}
+    return out
+
+
 def is_counting_subject(tok: Token) -> bool:
     """The proper noun that is the subject of a counting verb ("how many glasses Ayako drank",
     "how many bags does Max have", "Sarah has 12 pencils"): the problem's character."""
@@ -172,6 +212,8 @@ def english_candidates(doc: Doc) -> list[Candidate]:
                     lead += 1
                 if lead < part.end - 1 and meta_reason(concept_key(doc[lead : part.end].text)):
                     continue
+                if is_evaluation(part):
+                    continue  # "Adam Sandler is a riot", "such a heart breaker": how it is, not a topic
                 root = part.root
                 if (is_counted(root) and not any(t.pos_ == "PROPN" for t in part if t.i != root.i)) or (
                     len(part) == 1 and is_counting_subject(root)
