@@ -3,7 +3,7 @@ parser (trimmed of determiners and filler adjectives), and arithmetic operations
 
 from __future__ import annotations
 
-from spacy.tokens import Doc, Token
+from spacy.tokens import Doc, Span, Token
 
 from graphmem.extraction.candidates import CONF_CHUNK, CONF_NER, CONF_PROPER, LATIN, NUMERIC, Candidate
 from graphmem.extraction.lexical import meta_reason
@@ -142,7 +142,7 @@ _PERSONAL_SUBJECTS = frozenset({"i", "you", "he", "she", "we", "they"})
 _EXCLAMATIVE = frozenset({"such", "what", "quite"})
 
 
-def is_evaluation(chunk) -> bool:
+def is_evaluation(chunk: Span) -> bool:
     """A noun phrase that says what someone or something is like rather than names a topic: the
     exclamative "such a heart breaker" / "what a heart breaker", and one bare noun predicated of a person
     ("Adam Sandler is a riot", "He's a cutie", "you are a genius"). Predicates of things stay ("This is
