@@ -203,4 +203,7 @@ def test_the_background_rerank_takes_the_versions_from_the_write(store, settings
         ranked = mem.core.ranked_graphs.peek(user)
         assert ranked is not None and ranked.version == store.user_version(user)[0] and not ranked.unwritten
     finally:
-        mem.close()
+        # Only the background thread: the store is the session's shared one (closing it here left every
+        # later test on a closed driver).
+        if mem.core.background is not None:
+            mem.core.background.close(mem.settings.rerank_drain_s)
