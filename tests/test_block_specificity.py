@@ -232,15 +232,18 @@ def test_titles_of_common_words_in_lower_case_need_a_viewing_cue(text: str, expe
 @pytest.mark.slow
 @pytest.mark.neo4j
 def test_labelled_block_items_precision_floor(shared_data: Path, store, monkeypatch) -> None:
-    """eval/block_sample.py over the hand labels. Measured when set: 0.664 over 217 present labelled
-    items (ReDial 0.839, Bridge 0.615, KdConv 0.529); main's blocks score 0.545 on the same labels."""
+    """eval/block_sample.py over the hand labels. Measured when first set: 0.664 over 217 present labelled
+    items (ReDial 0.839, Bridge 0.615, KdConv 0.529); main's blocks scored 0.545 on the same labels.
+    Raised on 2026-12-03, measured 0.854 over 267 (ReDial 0.959, Bridge 0.786, KdConv 0.796): floors a
+    little below, so a regression fails CI."""
     from eval import block_sample
 
     monkeypatch.setenv("GRAPHMEM_SHARED_DATA", str(shared_data))
     res = block_sample.run(verbose=False)
     assert res["present_labelled"] >= 200, res
-    assert res["item_precision"] >= 0.63, res
-    assert res["per_dataset"]["redial/valid"]["precision"] >= 0.8, res
+    assert res["item_precision"] >= 0.83, res
+    assert res["per_dataset"]["redial/valid"]["precision"] >= 0.93, res
+    assert res["per_dataset"]["kdconv/dev"]["precision"] >= 0.77, res
 
 
 @pytest.mark.neo4j
