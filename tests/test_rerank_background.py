@@ -244,6 +244,32 @@ class HeldLoadStore(HeldStore):
         return super().load_user_graph(user, *args, **kwargs)
 
 
+def _second_turn_held_in_the_background_load(
+    mem: GraphMemory, store: HeldLoadStore, user_id: str, hold_write_back: bool = False
+) -> int:
+    """Stores a first turn and lets its re-rank land, then stores a second one whose background re-rank
+    is held in its graph load (running, nothing cached yet), and with ``hold_write_back`` its write-back
+    too once the load is let go. Returns the weight writes before the second turn."""
+    mem.ingest(TENANT, user_id, "s1", turn(TEXTS[0], f"{user_id}0"))
+    assert mem.wait_reranked()
+    writes = store.weight_writes
+    if hold_write_back:
+        store.release.clear()
+    store.load_gate.clear()
+    store.load_started.clear()
+    mem.ingest(TENANT, user_id, "s1", turn(TEXTS[2], f"{user_id}1"))
+    assert store.load_started.wait(10)
+    return writes
+
+
+def _block_in_a_thread(mem: GraphMemory, user_id: str) -> tuple[threading.Thread, list[str]]:
+    """A context read on its own thread (started), and the list its block lands in."""
+    blocks: list[str] = []
+    reader = threading.Thread(target=lambda: blocks.append(mem.context(TENANT, user_id).block))
+    reader.start()
+    return reader, blocks
+
+
 def test_a_read_during_the_ranking_answers_before_the_write_back(background: Settings) -> None:
     """The agent loop's block arrives while the background is still loading the turn just stored: the read
     waits for that ranking and answers once it is cached, not after the weights write-back that follows
@@ -251,17 +277,8 @@ def test_a_read_during_the_ranking_answers_before_the_write_back(background: Set
     store = HeldLoadStore(background)
     mem = GraphMemory(background, store=store)
     try:
-        mem.ingest(TENANT, "eve", "s1", turn(TEXTS[0], "e0"))
-        assert mem.wait_reranked()
-        writes = store.weight_writes
-        store.release.clear()  # the coming write-back is held
-        store.load_gate.clear()
-        store.load_started.clear()
-        mem.ingest(TENANT, "eve", "s1", turn(TEXTS[2], "e1"))
-        assert store.load_started.wait(10)  # the background is loading: running, nothing cached yet
-        blocks: list[str] = []
-        reader = threading.Thread(target=lambda: blocks.append(mem.context(TENANT, "eve").block))
-        reader.start()
+        writes = _second_turn_held_in_the_background_load(mem, store, "eve", hold_write_back=True)
+        reader, blocks = _block_in_a_thread(mem, "eve")
         reader.join(0.3)
         assert reader.is_alive()  # waiting for the ranking, not ranking a second time
         store.load_gate.set()
@@ -289,16 +306,9 @@ def test_a_read_does_not_wait_long_for_a_stalled_background(
     store = HeldLoadStore(background)
     mem = GraphMemory(background, store=store)
     try:
-        mem.ingest(TENANT, "gus", "s1", turn(TEXTS[0], "g0"))
-        assert mem.wait_reranked()
-        writes = store.weight_writes
-        store.load_gate.clear()
-        store.load_started.clear()
-        mem.ingest(TENANT, "gus", "s1", turn(TEXTS[2], "g1"))
-        assert store.load_started.wait(10)  # the background is stalled in its load, holding the user
-        blocks: list[str] = []
-        reader = threading.Thread(target=lambda: blocks.append(mem.context(TENANT, "gus").block))
-        reader.start()
+        # The background is stalled in its load, holding the user.
+        writes = _second_turn_held_in_the_background_load(mem, store, "gus")
+        reader, blocks = _block_in_a_thread(mem, "gus")
         reader.join(5)
         assert not reader.is_alive() and blocks and "linear algebra" in blocks[0].lower()
         store.load_gate.set()
