@@ -339,8 +339,12 @@ def test_the_in_memory_store_gives_neo4j_s_graph(settings: Settings, store: Any,
 def test_edit_log_false_stores_the_same_and_returns_no_edits(settings: Settings) -> None:
     with_log = GraphMemory(settings, store=InMemoryStore(settings))
     without = GraphMemory(settings, store=InMemoryStore(settings))
-    full = with_log.ingest(TENANT, "eve", "s1", turns(*TEXTS))
-    lean = without.ingest(TENANT, "eve", "s1", turns(*TEXTS), edit_log=False)
+    # Fixed times: turns without one are stamped at arrival (1 µs apart), and the recency decay of such
+    # gaps, taken from epoch times as floats, rounds differently at different arrival times (a CI run saw
+    # 20.0 against 19.99...): the two graphs must be compared on the same clock.
+    day = datetime(2026, 1, 1, tzinfo=UTC)
+    full = with_log.ingest(TENANT, "eve", "s1", turns(*TEXTS, ts=day))
+    lean = without.ingest(TENANT, "eve", "s1", turns(*TEXTS, ts=day), edit_log=False)
     assert [e.turn_id for e in full.edits] == [f"t{i}" for i in range(len(TEXTS))] and lean.edits == []
     assert (lean.accepted, lean.duplicates) == (full.accepted, full.duplicates)
     assert with_log.context(TENANT, "eve") == without.context(TENANT, "eve")
