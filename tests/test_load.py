@@ -8,12 +8,14 @@ measured rounds beyond a small tolerance), and the latency p50/p99 are printed.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import statistics
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import psutil
@@ -36,7 +38,21 @@ FOCUSES = [None, "How do I deploy Django?", "React", "数据库"]
 STUCK_S = 15.0
 
 
-def _dump_stuck(store, api_pid: int, what: str) -> None:
+def _project_frames(dump: str) -> str:
+    """faulthandler's all-threads dump cut to the threads that run graphmem code, each as its innermost
+    frame (where it waits) and its graphmem frames, one short line apiece."""
+    out = []
+    for block in re.split(r"\n(?=(?:Current thread|Thread) 0x)", dump):
+        frames = re.findall(r'File "([^"]+)", line (\d+) in (\S+)', block)
+        ours = [f for f in frames if "/graphmem/" in f[0]]
+        if not ours:
+            continue
+        where = [frames[0]] + [f for f in ours if f is not frames[0]][:8]
+        out.append(" <- ".join(f"{Path(f).name}:{line} {fn}" for f, line, fn in where))
+    return "\n".join(out) or dump[-3000:]
+
+
+def _dump_stuck(store, api_pid: int, log_path: Path, what: str) -> None:
     """Diagnostics for a hung request: the API's thread stacks (SIGUSR1 -> faulthandler, into the API
     log printed at the end) and Neo4j's open transactions with what each runs and waits for."""
     spy = shutil.which("py-spy")  # a developer's machine: native frames and idle threads too
@@ -45,8 +61,12 @@ def _dump_stuck(store, api_pid: int, what: str) -> None:
         out = subprocess.run([spy, "dump", "--pid", str(api_pid)], capture_output=True, text=True, timeout=60)
         print(out.stdout[-30000:], out.stderr[-2000:])
     else:
-        print(f"stuck: {what}; thread stacks go to the API log")
+        print(f"stuck: {what}; the API's threads that are in graphmem code (full stacks in the API log):")
+        size = log_path.stat().st_size if log_path.exists() else 0
         os.kill(api_pid, signal.SIGUSR1)
+        time.sleep(1.0)
+        # CI shows only the start of the captured output: print the project's frames of each thread here.
+        print(_project_frames(log_path.read_bytes()[size:].decode(errors="replace")))
     try:
         with store._driver.session(database=store.database) as session:
             for r in session.run(
@@ -151,7 +171,7 @@ def test_twenty_users_three_rounds_zero_errors_stable_memory(settings, store, tm
                     uid, kind, started = fresh[0]
                     dumped.add((uid, started))
                     dumps.append(now)
-                    _dump_stuck(store, api.pid, f"{kind} {uid} in flight {now - started:.0f} s")
+                    _dump_stuck(store, api.pid, tmp_path / "api.log", f"{kind} {uid} in flight {now - started:.0f} s")
 
         threads = [threading.Thread(target=user_loop, args=(u,), daemon=True) for u in range(USERS)]
         threading.Thread(target=watchdog, daemon=True).start()
