@@ -39,23 +39,38 @@ STUCK_S = 15.0
 
 
 def _project_frames(dump: str) -> str:
-    """faulthandler's all-threads dump cut to the threads that run graphmem code, each as its innermost
-    frame (where it waits) and its graphmem frames, one short line apiece."""
+    """faulthandler's all-threads dump cut to the threads that do something: each as its innermost frame
+    (where it waits) and then its graphmem frames (or its next frames), one short line apiece. Idle pool
+    workers (waiting in queue.get) and the event loop's thread are left out."""
     out = []
     for block in re.split(r"\n(?=(?:Current thread|Thread) 0x)", dump):
         frames = re.findall(r'File "([^"]+)", line (\d+) in (\S+)', block)
-        ours = [f for f in frames if "/graphmem/" in f[0]]
-        if not ours:
+        if not frames:
             continue
-        where = [frames[0]] + [f for f in ours if f is not frames[0]][:8]
+        ours = [f for f in frames if "/graphmem/" in f[0]]
+        idle = len(frames) > 1 and frames[1][2] == "get" and frames[1][0].endswith("queue.py")
+        if not ours and (idle or frames[0][0].endswith("runners.py")):
+            continue
+        where = [frames[0]] + ([f for f in ours if f is not frames[0]][:8] or frames[1:6])
         out.append(" <- ".join(f"{Path(f).name}:{line} {fn}" for f, line, fn in where))
-    return "\n".join(out) or dump[-3000:]
+    return "\n".join(out) or f"every thread idle ({len(dump)} characters of dump in the API log)"
 
 
 def _dump_stuck(store, api_pid: int, log_path: Path, what: str) -> None:
     """Diagnostics for a hung request: the API's thread stacks (SIGUSR1 -> faulthandler, into the API
     log printed at the end) and Neo4j's open transactions with what each runs and waits for."""
     spy = shutil.which("py-spy")  # a developer's machine: native frames and idle threads too
+    # A thread spinning in native code (no Python frame moves) shows as CPU time, not in a stack.
+    try:
+        proc = psutil.Process(api_pid)
+        before = {t.id: t.user_time + t.system_time for t in proc.threads()}
+        time.sleep(1.0)
+        busy = sorted(
+            ((t.user_time + t.system_time - before.get(t.id, 0.0), t.id) for t in proc.threads()), reverse=True
+        )
+        print(f"stuck: {what}; API threads' CPU over 1 s: " + ", ".join(f"tid {i} {d:.2f} s" for d, i in busy[:4]))
+    except psutil.Error as exc:
+        print(f"thread CPU not read: {exc}")
     if spy:
         print(f"stuck: {what}; py-spy dump of the API:")
         out = subprocess.run([spy, "dump", "--pid", str(api_pid)], capture_output=True, text=True, timeout=60)
