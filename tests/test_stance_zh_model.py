@@ -110,6 +110,11 @@ def test_cue_less_phrasings_get_the_models_stance(ex: ConceptExtractor, text: st
 def test_rules_win_where_they_speak(ex: ConceptExtractor) -> None:
     # Someone else's taste, and "never learnt": the rules say no stance; the model is not asked.
     assert stance_of(ex, "我女朋友特别喜欢Swift，我自己没学过", "Swift") is None
+    # Written for this test: a teacher's students, a team's intern (stance_zh.yaml `others`); the
+    # speaker describing themself keeps the stance.
+    assert stance_of(ex, "我的学生最近都搞不懂Python", "Python") is None
+    assert stance_of(ex, "我们组的实习生完全不会SQL", "SQL") is None
+    assert stance_of(ex, "我是学生，我很喜欢Python", "Python") is Stance.interested
     assert stance_of(ex, "我特别想学Go", "Go") is Stance.interested
     assert stance_of(ex, "以前我不会SQL，现在已经会了", "SQL") is Stance.knows
     # A plain fact about the name is no stance.

@@ -62,6 +62,14 @@ def test_other_people_give_no_stance_but_the_user_after_them_does(ex: ConceptExt
     assert stance_of(ex, "Have you used Docker?", "Docker") is None
 
 
+def test_the_people_a_tutor_or_worker_speaks_for_are_others(ex: ConceptExtractor) -> None:
+    # Written for this test: a teacher's students, a team's intern (stance_en.yaml `others`).
+    assert stance_of(ex, "My students are struggling with Python this week.", "Python") is None
+    assert stance_of(ex, "Our intern is totally lost in SQL.", "SQL") is None
+    # Only with a possessive: the speaker describing themself keeps the stance.
+    assert stance_of(ex, "I'm a student and I love Python.", "Python") is Stance.interested
+
+
 def test_hedges_lower_confidence(ex: ConceptExtractor) -> None:
     sure = ex.extract(["I want to learn Rust."])[0].stances[0]
     hedged = ex.extract(["Maybe I want to learn Rust."])[0].stances[0]
