@@ -46,6 +46,16 @@ class CueClass:
     parts: tuple[re.Pattern[str], ...]  # each cue on its own: the longest one at a match position wins
     before: re.Pattern[str] | None  # only right before the mention (anchored at the end)
     question: re.Pattern[str] | None  # what still counts inside a question
+    # pattern, parts and question for ASCII text lowercased (ascii_folded); None where one cannot be folded.
+    folded_pattern: re.Pattern[str] | None = None
+    folded_parts: tuple[re.Pattern[str], ...] | None = None
+    folded_question: re.Pattern[str] | None = None
+
+    def fullmatch(self, text: str) -> bool:
+        """Is ``text`` one of the class's cues, whole? (The folded pattern where it gives the same answer.)"""
+        if self.folded_pattern is not None and text.isascii():
+            return self.folded_pattern.fullmatch(text.lower()) is not None
+        return self.pattern.fullmatch(text) is not None
 
 
 @dataclass(frozen=True)
@@ -79,6 +89,29 @@ class CueSet:
     # A clause that is only "but not" and names: the clause before's cue, negated. None: no such rule.
     elliptic_negation: re.Pattern[str] | None = None
     comparison_negated: re.Pattern[str] | None = None
+
+
+# What makes a case-insensitive pattern unsafe to run case-sensitively on lowercased text: an upper-case
+# letter outside an escape, an escape that can spell one (\x41, \101, \N{...}), an inline flag.
+_UNFOLDABLE = re.compile(r"\\[0-9xuUN]|\(\?[^:=!<P]")
+_ESCAPE = re.compile(r"\\.", re.DOTALL)
+
+
+def ascii_folded(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
+    """The case-insensitive ``pattern`` as a case-sensitive one that finds the same matches, at the same
+    offsets, in ``text.lower()`` for any ASCII ``text`` (None when that cannot be promised).
+
+    Python's ``re`` cannot skip a case-insensitive alternative by its first letter, so the cue lists'
+    alternations (70 cues a class) are tried whole at every word start; case-sensitive, they run about
+    2.5 times faster. For ASCII text, lower() changes only A-Z, one letter for one letter, and an ASCII
+    pattern with no upper-case letter matches a letter in either case exactly when it matches its
+    lower case."""
+    body = pattern.pattern
+    if not pattern.flags & re.IGNORECASE or not body.isascii() or _UNFOLDABLE.search(body):
+        return None
+    if any(ch.isupper() for ch in _ESCAPE.sub("", body)):
+        return None
+    return re.compile(body, pattern.flags & ~re.IGNORECASE)
 
 
 def raw(language: str) -> dict[str, Any]:
@@ -116,14 +149,21 @@ def cues(language: str) -> CueSet:
         neg = spec.get("negated")
         bm = before.get(name)
         q = in_q.get(name)
+        pattern = re.compile(_alt(spec["cues"], en), flags)
+        parts = tuple(re.compile(_words(f"(?:{f})", en), flags) for f in dict.fromkeys(spec["cues"]))
+        question = re.compile(_alt(q, en), flags) if q else None
+        folded_parts = [ascii_folded(p) for p in parts]
         classes.append(
             CueClass(
                 stance=Stance(name),
                 negated=Stance(neg) if neg else None,
-                pattern=re.compile(_alt(spec["cues"], en), flags),
-                parts=tuple(re.compile(_words(f"(?:{f})", en), flags) for f in dict.fromkeys(spec["cues"])),
+                pattern=pattern,
+                parts=parts,
                 before=re.compile(rf"(?:{_alt(bm, en)})\s*$", flags) if bm else None,
-                question=re.compile(_alt(q, en), flags) if q else None,
+                question=question,
+                folded_pattern=ascii_folded(pattern),
+                folded_parts=tuple(p for p in folded_parts if p is not None) if None not in folded_parts else None,
+                folded_question=ascii_folded(question) if question is not None else None,
             )
         )
 
@@ -178,4 +218,4 @@ def cues(language: str) -> CueSet:
     )
 
 
-__all__ = ["CueClass", "CueSet", "cues", "raw", "LANGUAGES", "CONTEXT_KEYS"]
+__all__ = ["CueClass", "CueSet", "cues", "raw", "ascii_folded", "LANGUAGES", "CONTEXT_KEYS"]
