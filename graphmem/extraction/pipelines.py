@@ -59,12 +59,16 @@ def attribute_ruler(nlp: Language) -> FastAttributeRuler | None:
     """The pipeline's attribute ruler as en.attribute_rules.FastAttributeRuler (same output, faster),
     built once per pipeline; None when it has no AttributeRuler named "attribute_ruler"."""
     key = f"attribute_ruler:{id(nlp)}"
-    if key not in _cache:
+    entry = _cache.get(key)
+    if entry is None or entry[0] is not nlp:
         with _lock:
-            if key not in _cache:
+            entry = _cache.get(key)
+            if entry is None or entry[0] is not nlp:
                 ruler = nlp.get_pipe("attribute_ruler") if "attribute_ruler" in nlp.pipe_names else None
-                _cache[key] = FastAttributeRuler(ruler) if isinstance(ruler, AttributeRuler) else None
-    return _cache[key]
+                # The pipeline is kept with it, so its id cannot be reused by another while cached.
+                entry = (nlp, FastAttributeRuler(ruler) if isinstance(ruler, AttributeRuler) else None)
+                _cache[key] = entry
+    return entry[1]
 
 
 def chinese() -> Language:
