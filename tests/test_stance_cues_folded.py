@@ -61,11 +61,24 @@ def test_fullmatch_agrees_with_the_pattern() -> None:
         re.compile(r"\x41b", re.IGNORECASE),  # an escape spelling one
         re.compile(r"(?-i:abc)", re.IGNORECASE),  # an inline flag
         re.compile("ſtar", re.IGNORECASE),  # non-ASCII: ſ matches "s" only case-insensitively
+        re.compile(r"\u017ftar", re.IGNORECASE),  # the same, spelt as an escape
+        re.compile(r"[9-b]x", re.IGNORECASE),  # a range holding A-Z: matches "c" only case-insensitively
+        re.compile(r"[a-\u0200]", re.IGNORECASE),  # a range beyond ASCII
         re.compile("abc"),  # not case-insensitive to begin with
     ],
 )
 def test_refuses_what_it_cannot_promise(pattern: re.Pattern[str]) -> None:
     assert ascii_folded(pattern) is None
+
+
+@pytest.mark.parametrize("body", [r"i (?:really )?lo+ve\b", r"[^a-z]+", r"[a-f_]{2}\w*", r"(?<![\w'])don'?t(?!\w)"])
+def test_folds_lower_case_patterns_with_the_same_matches(body: str) -> None:
+    original = re.compile(body, re.IGNORECASE)
+    folded = ascii_folded(original)
+    assert folded is not None
+    for text in ["I REALLY LOOOVE it", "Don't DON'T dont", "ABC-def_12 ??", "aF_x ÄÖ", *LINES]:
+        if text.isascii():
+            assert _spans(folded, text.lower()) == _spans(original, text)
 
 
 def test_chinese_classes_do_not_fold() -> None:
