@@ -10,6 +10,7 @@ are normalised by the same function.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Any
@@ -190,15 +191,17 @@ class CatalogMatcher:
             return []
         norm, starts, ends = normalize_with_map(text)
         out: list[CatalogMatch] = []
-        i = 0
-        while i < len(norm):
-            found = self._longest_accepted(text, norm, starts, ends, i) if _starts_word(norm, i) else None
-            if found is None:
-                i += 1
-                continue
-            end, entry = found
-            out.append(CatalogMatch(starts[i], ends[end - 1], entry.concept))
-            i = end
+        first = self._trie
+        i = 0  # where the next match may start
+        for at in _WORD_STARTS.finditer(norm):  # the positions _starts_word allows, found by re (faster)
+            p = at.start()
+            if p < i or p >= len(norm) or norm[p] not in first:
+                continue  # inside the last match, past the end, or no name starts with this character
+            found = self._longest_accepted(text, norm, starts, ends, p)
+            if found is not None:
+                end, entry = found
+                out.append(CatalogMatch(starts[p], ends[end - 1], entry.concept))
+                i = end
         return out
 
     def _longest_accepted(
@@ -300,6 +303,10 @@ def _exact_spelling(pattern: str, surface: str) -> str | None:
     ):
         return unicodedata.normalize("NFKC", surface.strip())
     return None
+
+
+# Every position where _starts_word is true: no word character before it, or none at it.
+_WORD_STARTS = re.compile("(?<![a-z0-9\u00df-\u024f])|(?![a-z0-9\u00df-\u024f])")
 
 
 def _starts_word(norm: str, i: int) -> bool:

@@ -88,7 +88,10 @@ class ConceptExtractor:
         # mutates the shared pipeline and is not safe across threads.
         nlp = self.nlp_en
         docs: Iterable[Doc] = (nlp.make_doc(t) for t in texts)
+        fast_ruler = pipelines.attribute_ruler(nlp)
         for name, proc in nlp.pipeline:
+            if name == "attribute_ruler" and fast_ruler is not None:
+                proc = fast_ruler  # the same rules without spaCy's Matcher (en/attribute_rules.py)
             if name in _EN_COMPONENTS:
                 docs = proc.pipe(docs, batch_size=self.batch_size)  # type: ignore[attr-defined]
         docs = list(docs)
@@ -154,7 +157,7 @@ class ConceptExtractor:
             # Chinese names established anywhere in the batch (a cue, a title, a recurring
             # merge) are looked up in every turn of it: see zh.candidates.ZhLexicon.
             lexicon = ZhLexicon.build(docs, pipelines.jieba_tags()) if lang == ZH else None
-            if lang != ZH:
+            if lang != ZH and roles is not None:  # only a session's turns (roles given) drop counted objects
                 counted |= {k for doc in docs for k in story_object_keys(doc)}
             for i, doc in zip(idxs, docs):
                 text, _, skipped = prepared[i]

@@ -103,6 +103,10 @@ def _norm_char(ch: str) -> str:
     return " " if out in _GAP_CHARS or out.isspace() else out
 
 
+# Each ASCII character's _norm_char (one character each: tests/test_normalize_ascii.py).
+_ASCII_NORMAL = {i: _norm_char(chr(i)) for i in range(128)}
+
+
 def sanitize(text: str) -> str:
     """Same-length copy of `text` with control characters, lone surrogates and unassigned code
     points (noncharacters such as U+FFFF, which XML cannot carry) made spaces.
@@ -130,25 +134,7 @@ def normalize_with_map(text: str, singular: str = "all") -> tuple[str, list[int]
     "none"). A match norm[i:j] maps back to the
     original span (starts[i], ends[j-1]).
     """
-    chars: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    prev_space = True
-    for i, ch in enumerate(text):
-        n = _norm_char(ch) if not ("a" <= ch <= "z") else ch
-        if n == " ":
-            if prev_space:
-                continue
-            prev_space = True
-        else:
-            prev_space = False
-        for c in n:
-            chars.append(c)
-            starts.append(i)
-            ends.append(i + 1)
-    while chars and chars[-1] == " ":
-        chars.pop(), starts.pop(), ends.pop()
-    norm = "".join(chars)
+    norm, starts, ends = _normal_chars(text)
     if singular == "none" or not _HAS_LATIN.search(norm):
         return norm, starts, ends
     words = list(_LATIN_WORD.finditer(norm))
@@ -184,6 +170,44 @@ def normalize_with_map(text: str, singular: str = "all") -> tuple[str, list[int]
         out_s.extend(starts[pos:])
         out_e.extend(ends[pos:])
     return "".join(out_c), out_s, out_e
+
+
+def _normal_chars(text: str) -> tuple[str, list[int], list[int]]:
+    """NFKC, casefold, gaps and whitespace runs made one space, no space at the ends; with each output
+    char's original [start, end)."""
+    return _ascii_normal_chars(text) if text.isascii() else _any_normal_chars(text)
+
+
+def _ascii_normal_chars(text: str) -> tuple[str, list[int], list[int]]:
+    """_any_normal_chars for ASCII text, faster: each character normalises to one (a table), and a
+    space is kept when the character before it is no space."""
+    t = text.translate(_ASCII_NORMAL)
+    keep = [i for i, c in enumerate(t) if c != " " or (i > 0 and t[i - 1] != " ")]
+    if keep and t[keep[-1]] == " ":
+        keep.pop()
+    return "".join([t[i] for i in keep]), keep, [i + 1 for i in keep]
+
+
+def _any_normal_chars(text: str) -> tuple[str, list[int], list[int]]:
+    chars: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    prev_space = True
+    for i, ch in enumerate(text):
+        n = _norm_char(ch) if not ("a" <= ch <= "z") else ch
+        if n == " ":
+            if prev_space:
+                continue
+            prev_space = True
+        else:
+            prev_space = False
+        for c in n:
+            chars.append(c)
+            starts.append(i)
+            ends.append(i + 1)
+    while chars and chars[-1] == " ":
+        chars.pop(), starts.pop(), ends.pop()
+    return "".join(chars), starts, ends
 
 
 def normalize(text: str) -> str:

@@ -7,6 +7,7 @@ and compiles the context patterns (subjects, negators, past/now markers, hedges,
 
 from __future__ import annotations
 
+import importlib
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -46,6 +47,16 @@ class CueClass:
     parts: tuple[re.Pattern[str], ...]  # each cue on its own: the longest one at a match position wins
     before: re.Pattern[str] | None  # only right before the mention (anchored at the end)
     question: re.Pattern[str] | None  # what still counts inside a question
+    # pattern, parts and question for ASCII text lowercased (ascii_folded); None where one cannot be folded.
+    folded_pattern: re.Pattern[str] | None = None
+    folded_parts: tuple[re.Pattern[str], ...] | None = None
+    folded_question: re.Pattern[str] | None = None
+
+    def fullmatch(self, text: str) -> bool:
+        """Is ``text`` one of the class's cues, whole? (The folded pattern where it gives the same answer.)"""
+        if self.folded_pattern is not None and text.isascii():
+            return self.folded_pattern.fullmatch(text.lower()) is not None
+        return self.pattern.fullmatch(text) is not None
 
 
 @dataclass(frozen=True)
@@ -79,6 +90,54 @@ class CueSet:
     # A clause that is only "but not" and names: the clause before's cue, negated. None: no such rule.
     elliptic_negation: re.Pattern[str] | None = None
     comparison_negated: re.Pattern[str] | None = None
+
+
+def _parse_tree(body: str, flags: int) -> Any:
+    """``re``'s own parse of a pattern (re._parser has no public API: None when it is missing or fails)."""
+    try:
+        return importlib.import_module("re._parser").parse(body, flags)
+    except (ImportError, AttributeError, re.error):
+        return None
+
+
+def _foldable(node: Any) -> bool:
+    """Does the parsed pattern match lowercased ASCII text as it matches the text case-insensitively?
+    Every literal must be ASCII and not upper case, every range ASCII and clear of A-Z ("[9-b]" holds
+    "C"), and no group may change the flags ("(?-i:...)")."""
+    if type(node).__name__ == "SubPattern":
+        node = node.data
+    if not isinstance(node, (list, tuple)):
+        return True  # a number, None or an opcode
+    if len(node) == 2 and str(node[0]) in _CHECKED_OPS:  # (opcode, argument)
+        op, av = str(node[0]), node[1]
+        if op in ("LITERAL", "NOT_LITERAL"):
+            return bool(av < 128 and not chr(av).isupper())
+        if op == "RANGE":
+            lo, hi = av
+            return bool(hi < 128 and (hi < ord("A") or lo > ord("Z")))
+        _group, add_flags, del_flags, sub = av  # SUBPATTERN
+        return not add_flags and not del_flags and _foldable(sub)
+    return all(_foldable(x) for x in node)
+
+
+_CHECKED_OPS = frozenset({"LITERAL", "NOT_LITERAL", "RANGE", "SUBPATTERN"})
+
+
+def ascii_folded(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
+    """The case-insensitive ``pattern`` as a case-sensitive one that finds the same matches, at the same
+    offsets, in ``text.lower()`` for any ASCII ``text`` (None when that cannot be promised).
+
+    Python's ``re`` cannot skip a case-insensitive alternative by its first letter, so the cue lists'
+    alternations (70 cues a class) are tried whole at every word start; case-sensitive, they run about
+    2.5 times faster. For ASCII text, lower() changes only A-Z, one letter for one letter, and a pattern
+    whose letters are all ASCII lower case (_foldable) matches a letter in either case exactly when it
+    matches its lower case."""
+    if not pattern.flags & re.IGNORECASE:
+        return None
+    tree = _parse_tree(pattern.pattern, pattern.flags)
+    if tree is None or not _foldable(tree):
+        return None
+    return re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE)
 
 
 def raw(language: str) -> dict[str, Any]:
@@ -116,14 +175,21 @@ def cues(language: str) -> CueSet:
         neg = spec.get("negated")
         bm = before.get(name)
         q = in_q.get(name)
+        pattern = re.compile(_alt(spec["cues"], en), flags)
+        parts = tuple(re.compile(_words(f"(?:{f})", en), flags) for f in dict.fromkeys(spec["cues"]))
+        question = re.compile(_alt(q, en), flags) if q else None
+        folded_parts = [ascii_folded(p) for p in parts]
         classes.append(
             CueClass(
                 stance=Stance(name),
                 negated=Stance(neg) if neg else None,
-                pattern=re.compile(_alt(spec["cues"], en), flags),
-                parts=tuple(re.compile(_words(f"(?:{f})", en), flags) for f in dict.fromkeys(spec["cues"])),
+                pattern=pattern,
+                parts=parts,
                 before=re.compile(rf"(?:{_alt(bm, en)})\s*$", flags) if bm else None,
-                question=re.compile(_alt(q, en), flags) if q else None,
+                question=question,
+                folded_pattern=ascii_folded(pattern),
+                folded_parts=tuple(p for p in folded_parts if p is not None) if None not in folded_parts else None,
+                folded_question=ascii_folded(question) if question is not None else None,
             )
         )
 
@@ -178,4 +244,4 @@ def cues(language: str) -> CueSet:
     )
 
 
-__all__ = ["CueClass", "CueSet", "cues", "raw", "LANGUAGES", "CONTEXT_KEYS"]
+__all__ = ["CueClass", "CueSet", "cues", "raw", "ascii_folded", "LANGUAGES", "CONTEXT_KEYS"]

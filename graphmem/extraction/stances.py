@@ -233,7 +233,7 @@ def _drop_cue_mentions(
 
 def _is_cue_mention(m: ConceptMention, src: str, cs: CueSet, cl: Clause, d: Decision | None) -> bool:
     """The mention is a whole cue, or overlaps the clause's cue that is shorter than the clause."""
-    if any(cc.pattern.fullmatch(src[m.start : m.end]) for cc in cs.classes):
+    if any(cc.fullmatch(src[m.start : m.end]) for cc in cs.classes):
         return True
     return d is not None and m.start < d.end and d.start < m.end and d.end - d.start < cl.end - cl.start
 
@@ -448,13 +448,20 @@ def _cue_hits(text: str, cs: CueSet, cl: Clause, inside: list[ConceptMention]) -
 def _pattern_hits(text: str, cc: CueClass, pattern: re.Pattern[str], idx: int) -> list[tuple[int, int, int]]:
     """A class's cue matches, each stretched to its longest single cue."""
     hits: list[tuple[int, int, int]] = []
-    for m in pattern.finditer(text):
+    if pattern is cc.pattern:
+        scan, parts, folded, folded_parts = pattern, cc.parts, cc.folded_pattern, cc.folded_parts
+    else:
+        scan, parts, folded, folded_parts = pattern, (), cc.folded_question if pattern is cc.question else None, ()
+    if folded is not None and folded_parts is not None and text.isascii():
+        # The same matches, case-sensitively in the lowercased text: faster (stance_cues.ascii_folded).
+        scan, parts, text = folded, folded_parts, text.lower()
+    for m in scan.finditer(text):
         if m.end() > m.start():
             # Alternation takes the first cue that matches here, not the longest ("not my" before
             # "not my vibe"); the class's cues are tried one by one only where the class matched.
             end = m.end()
-            if pattern is cc.pattern:
-                end = max([end, *(e for p in cc.parts if (x := p.match(text, m.start())) and (e := x.end()))])
+            if parts:
+                end = max([end, *(e for p in parts if (x := p.match(text, m.start())) and (e := x.end()))])
             hits.append((m.start(), end, idx))
     return hits
 

@@ -3,6 +3,8 @@ parser (trimmed of determiners and filler adjectives), and arithmetic operations
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from spacy.tokens import Doc, Span, Token
 
 from graphmem.extraction.candidates import CONF_CHUNK, CONF_NER, CONF_PROPER, LATIN, NUMERIC, Candidate
@@ -42,6 +44,7 @@ def _trim_tokens(span) -> tuple[int, int] | None:
     return toks[i].idx, toks[j - 1].idx + len(toks[j - 1].text)
 
 
+@lru_cache(maxsize=65536)  # asked of every token of every turn
 def _looks_technical(word: str) -> bool:
     """Mixed case, digits inside letters or code punctuation: SQLAlchemy, PyTorch, Python3, C++, C#."""
     if len(word) < 2 or not LATIN.search(word):

@@ -412,13 +412,13 @@ def _drop_pieces_of_batch_names(t: ZhTurn, cands: list[Candidate]) -> list[Candi
     Dotted foreign names are left alone: 凯奇 is how people call 尼古拉斯·凯奇."""
     if t.lexicon is None or not t.lexicon.names:
         return cands
-    titles = [x for x in t.lexicon.names if not NAME_DOTS.intersection(x)]
+    names, title_ends = t.lexicon.names, t.lexicon.title_ends
 
     def piece_of_title(c: Candidate) -> bool:
         if c.label != "n":  # a common-noun piece: proper names (美国, 张惠妹) stand on their own
             return False
         x = t.text[c.start : c.end]
-        return x not in t.lexicon.names and any(len(y) > len(x) and y.endswith(x) for y in titles)  # type: ignore[union-attr]
+        return x not in names and x in title_ends  # a longer dot-less name ends with x
 
     return [c for c in cands if not piece_of_title(c)]
 

@@ -6,6 +6,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 from spacy.tokens import Doc
 
@@ -14,6 +15,7 @@ from graphmem.extraction.zh.names import cue_name, framed, person_name
 from graphmem.extraction.zh.tokens import (
     LEAD_STOP,
     MERGE_LEFT_TAGS,
+    NAME_DOTS,
     RUN_TAGS,
     UNK_STOP_CHARS,
     Tok,
@@ -81,6 +83,13 @@ class ZhLexicon:
 
     names: set[str]
     first: dict[str, list[str]]
+
+    @cached_property
+    def title_ends(self) -> frozenset[str]:
+        """Every proper end (suffix, down to "") of a name without a name dot (·): what a shorter
+        piece ending such a title can be. Built once per batch, not once per turn."""
+        titles = [x for x in self.names if not NAME_DOTS.intersection(x)]
+        return frozenset(y[k:] for y in titles for k in range(1, len(y) + 1))
 
     @classmethod
     def build(cls, docs: list[Doc], tags: dict[str, str]) -> ZhLexicon:
