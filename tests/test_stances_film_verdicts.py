@@ -131,3 +131,17 @@ def test_a_courtesy_with_hate_to_is_no_dislike(ex: ConceptExtractor) -> None:
     assert got["Arrival"] == "interested"
     assert said(ex, user("I hate to watch Tenet alone."))["Tenet"] == "dislikes"
     assert said(ex, user("I hated Heat."))["Heat"] == "dislikes"
+
+
+# A request that opens by refusing a name dislikes it; "the likes (of)" is a noun ("such films"), not
+# liking, so it does not turn the refusal into a liking.
+def test_a_refused_name_is_disliked(ex: ConceptExtractor) -> None:
+    assert said(ex, user("No Halloween or the likes, please."))["Halloween"] == "dislikes"
+    assert said(ex, user("nope Tenet"))["Tenet"] == "dislikes"
+    # "No," answering a question is its own clause: what follows decides.
+    assert said(ex, user("No, Tenet is great."))["Tenet"] == "interested"
+    assert "Arrival" not in said(ex, user("I have no time for Arrival this week"))
+
+
+def test_the_likes_of_is_no_liking(ex: ConceptExtractor) -> None:
+    assert "Heat" not in said(ex, user("Something with explosions, the likes of Heat."))
