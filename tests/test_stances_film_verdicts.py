@@ -145,3 +145,9 @@ def test_a_refused_name_is_disliked(ex: ConceptExtractor) -> None:
 
 def test_the_likes_of_is_no_liking(ex: ConceptExtractor) -> None:
     assert "Heat" not in said(ex, user("Something with explosions, the likes of Heat."))
+
+
+# A refusal cue speaks of a name only: "no biggie" gives the common noun no dislike.
+def test_no_biggie_refuses_no_name(ex: ConceptExtractor) -> None:
+    got = said(ex, user("I have seen Arrival three times, no biggie."))
+    assert got.get("Arrival") == "knows" and "biggie" not in got
