@@ -109,3 +109,45 @@ def test_disliking_a_series_in_reply_dislikes_the_suggested_instalment(ex: Conce
     assert "Halloween II" not in got
     got = said(ex, [("assistant", "Have you seen Halloween II?"), ("user", "I can't stand Heat.")])
     assert "Halloween II" not in got
+
+
+# A partner's taste is someone else's: "my fiancée doesn't want to" is no dislike of the user's.
+def test_a_fiancees_taste_is_not_the_users(ex: ConceptExtractor) -> None:
+    got = said(
+        ex, [("assistant", "Have you seen Paddington?"), ("user", "Not yet. I want to but my fiancee doesn't want to.")]
+    )
+    assert got.get("Paddington") == "interested"
+    assert said(ex, user("My fiancé hates Tenet but I love it."))["Tenet"] == "interested"
+
+
+# "I hate to rush off / to say goodbye" is a courtesy before leaving, not a dislike of the film just
+# praised; "I hate to watch X alone", "I hated X" still dislike.
+def test_a_courtesy_with_hate_to_is_no_dislike(ex: ConceptExtractor) -> None:
+    assert said(ex, user("I loved Arrival. I hate to rush off but I have to go now."))["Arrival"] == "interested"
+    got = said(
+        ex,
+        [("assistant", "Did you like Arrival?"), ("user", "Loved it! Well, I hate to say goodbye but dinner is ready")],
+    )
+    assert got["Arrival"] == "interested"
+    assert said(ex, user("I hate to watch Tenet alone."))["Tenet"] == "dislikes"
+    assert said(ex, user("I hated Heat."))["Heat"] == "dislikes"
+
+
+# A request that opens by refusing a name dislikes it; "the likes (of)" is a noun ("such films"), not
+# liking, so it does not turn the refusal into a liking.
+def test_a_refused_name_is_disliked(ex: ConceptExtractor) -> None:
+    assert said(ex, user("No Halloween or the likes, please."))["Halloween"] == "dislikes"
+    assert said(ex, user("nope Tenet"))["Tenet"] == "dislikes"
+    # "No," answering a question is its own clause: what follows decides.
+    assert said(ex, user("No, Tenet is great."))["Tenet"] == "interested"
+    assert "Arrival" not in said(ex, user("I have no time for Arrival this week"))
+
+
+def test_the_likes_of_is_no_liking(ex: ConceptExtractor) -> None:
+    assert "Heat" not in said(ex, user("Something with explosions, the likes of Heat."))
+
+
+# A refusal cue speaks of a name only: "no biggie" gives the common noun no dislike.
+def test_no_biggie_refuses_no_name(ex: ConceptExtractor) -> None:
+    got = said(ex, user("I have seen Arrival three times, no biggie."))
+    assert got.get("Arrival") == "knows" and "biggie" not in got

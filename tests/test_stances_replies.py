@@ -227,12 +227,37 @@ def test_an_ordinal_reference_picks_the_antecedent_in_reading_order(ex: ConceptE
     assert got[1] == {"Spanglish": "dislikes"}
 
 
+def test_an_ordinal_past_the_names_on_the_table_is_about_something_else(ex: ConceptExtractor) -> None:
+    # One title suggested: "the second one" / "the third one" is a sequel, not the suggestion.
+    got = stances(
+        ex, [("assistant", "Have you seen Heat?"), ("user", "Loved it. I did not like the second one though.")]
+    )
+    assert got[1] == {"Heat": "interested"}
+    assert (
+        stances(ex, [("assistant", "Have you seen Paddington?"), ("user", "I did not care for the third one.")])[1]
+        == {}
+    )
+    # With two titles on the table it points at the second.
+    got = stances(ex, [("assistant", "How about Paddington or Tenet?"), ("user", "I did not like the second one.")])
+    assert got[1] == {"Tenet": "dislikes"}
+
+
 def test_a_dislike_is_the_verdict_over_a_later_word_of_confusion(ex: ConceptExtractor) -> None:
     turns = [
         ("assistant", "Spanglish is one of my favourites."),
         ("user", "I didn't like that one much but I can't remember why."),
     ]
     assert stances(ex, turns)[1] == {"Spanglish": "dislikes"}
+
+
+def test_the_words_before_a_cue_are_not_read_as_a_clause_of_their_own(ex: ConceptExtractor) -> None:
+    # Looking for an earlier dislike in the reply, the text before "was great" is cut at its clause's
+    # start: "The first part" alone is no clause (the preference model had read it as a dislike).
+    turns = [
+        ("assistant", "Have you seen Paddington?"),
+        ("user", "The first part was great. I look forward to the next one."),
+    ]
+    assert stances(ex, turns)[1] == {"Paddington": "interested"}
 
 
 def test_a_person_named_in_between_keeps_the_suggested_title(ex: ConceptExtractor) -> None:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from graphmem.extraction.coreference import MIN_ANTECEDENT_CONFIDENCE
 from graphmem.extraction.stance_cues import cues
-from graphmem.extraction.stances import ReplyStance, _name_like, analyse_turn
+from graphmem.extraction.stances import ReplyStance, _name_like, analyse_turn, split_clauses
 from graphmem.models import ConceptMention, ExtractorName, PriorTurn, Stance, StanceMention, TurnExtraction
 
 CONFIDENCE_FACTOR = 0.8
@@ -46,6 +46,8 @@ _ORDINAL = re.compile(
     re.IGNORECASE,
 )
 _ORDINAL_INDEX = (0, 1, 2, -1, 0, -1)  # by the group that matched
+
+_SENTENCE_END = re.compile(r"[.!?。！？]+\s*")
 
 _SINGULAR = re.compile(
     r"\b(?:it|that one|this one|that movie|this movie|that film|this film|that book|that course)\b|这部|那部|这个|那个|这本|那本|它",
@@ -112,6 +114,10 @@ def _user_turn(th: _Thread, text: str, ex: TurnExtraction, reply: ReplyStance | 
     agreed: list[ConceptMention] = []
     if reply is None and th.targets and th.opinions and not own and cues(ex.language).agreement.match(text):
         reply, agreed = _agreement(th, text)
+    if reply is not None and th.targets and not agreed and _points_past(text, ex, reply, th.in_order):
+        # "It was pretty good. I wasn't a fan of the second one." after one title: "the second one" is
+        # not on the table (a sequel); the reply about the title is the clause before, if any.
+        reply = _earlier_reply(text, ex, reply)
     if reply is not None and reply.stance is not Stance.dislikes and th.targets and not agreed:
         # "Not really a fan of that one. I like the first half hour but …", "Too old for my taste. I was
         # hoping for something from the 80s", "I didn't like that one much but I can't remember why":
@@ -215,7 +221,7 @@ def _title_words(name: str) -> list[str]:
 
 def _earlier_dislike(text: str, ex: TurnExtraction, reply: ReplyStance) -> ReplyStance:
     """The newest dislike among the reply clauses before `reply` in its turn, else `reply`."""
-    head = text[: reply.start]
+    head = text[: _clause_start(text, ex, reply.start)]
     for _ in range(4):  # a reply holds a few clauses; bounded for very long turns
         if not head.strip():
             break
@@ -226,8 +232,48 @@ def _earlier_dislike(text: str, ex: TurnExtraction, reply: ReplyStance) -> Reply
             break
         if earlier.reply.stance is Stance.dislikes:
             return earlier.reply
-        head = head[: earlier.reply.start]
+        head = head[: _clause_start(head, ex, earlier.reply.start)]
     return reply
+
+
+def _earlier_reply(text: str, ex: TurnExtraction, reply: ReplyStance) -> ReplyStance | None:
+    """The reply stance of the turn's clauses before `reply`'s clause (None: nothing before it)."""
+    head = text[: _clause_start(text, ex, reply.start)]
+    if not head.strip():
+        return None
+    own = [m for m in ex.concepts if m.end <= len(head) and m.extractor is not ExtractorName.coreference]
+    return analyse_turn(head, ex.language, [(0, len(head))], own).reply
+
+
+def _points_past(text: str, ex: TurnExtraction, reply: ReplyStance, in_order: Sequence[ConceptMention]) -> bool:
+    """Does the reply's clause hold an ordinal reference past the names on the table ("the second one"
+    after one title)? Then it speaks about something else, and guessing the title would be wrong."""
+    start, end = _clause_bounds(text, ex, reply.start)
+    for m in _ORDINAL.finditer(text, start, end):
+        index = _ORDINAL_INDEX[next(i for i, g in enumerate(m.groups()) if g)]
+        if not -len(in_order) <= index < len(in_order):
+            return True
+    return False
+
+
+def _clause_start(text: str, ex: TurnExtraction, at: int) -> int:
+    """Where the clause holding offset `at` begins. The text before a cue is cut there, never inside
+    the clause: its opening words alone ("The first" of "The first was great.") are no clause, and
+    the preference model would read them as one."""
+    return _clause_bounds(text, ex, at)[0]
+
+
+def _clause_bounds(text: str, ex: TurnExtraction, at: int) -> tuple[int, int]:
+    """The clause holding offset `at` as (start, end); (at, end of text) when none holds it."""
+    src = text.replace("\u2019", "'").replace("\u2018", "'")
+    own = [m for m in ex.concepts if m.end <= len(text) and m.extractor is not ExtractorName.coreference]
+    # Sentence ends, except inside a name ("Airplane!"): clauses never run across them.
+    ends = [e.end() for e in _SENTENCE_END.finditer(src) if not any(m.start < e.end() < m.end for m in own)]
+    sentences = [(a, b) for a, b in zip([0, *ends], [*ends, len(src)]) if b > a]
+    for cl in split_clauses(src, cues(ex.language), sentences, own):
+        if cl.start <= at < cl.end:
+            return cl.start, cl.end
+    return at, len(text)
 
 
 def _ordinal(text: str, reply: ReplyStance, in_order: Sequence[ConceptMention]) -> ConceptMention | None:

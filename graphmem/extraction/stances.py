@@ -441,7 +441,10 @@ def _cue_hits(text: str, cs: CueSet, cl: Clause, inside: list[ConceptMention]) -
         if pattern is not None:
             hits.extend(_pattern_hits(text, cc, pattern, idx))
         if cc.before is not None:
-            hits.extend(_before_hits(text, cc.before, cl, inside, idx))
+            # Refusing or contrasting ("No X, please", "but not stuff like X") speaks of a name, never of a
+            # common noun ("no biggie", "no problem there").
+            named = inside if cc.stance is not Stance.dislikes else [m for m in inside if _name_like(m)]
+            hits.extend(_before_hits(text, cc.before, cl, named, idx))
     return hits
 
 
