@@ -62,6 +62,13 @@ def test_other_people_give_no_stance_but_the_user_after_them_does(ex: ConceptExt
     assert stance_of(ex, "Have you used Docker?", "Docker") is None
 
 
+def test_indifference_is_a_dislike(ex: ConceptExtractor) -> None:
+    # Written for this test; the labelling rule counts indifference as a dislike (eval/devsets/README.md).
+    assert stance_of(ex, "I'm pretty indifferent to Docker, sorry.", "Docker") is Stance.dislikes
+    assert stance_of(ex, "Honestly I'm lukewarm on React.", "React") is Stance.dislikes
+    assert stance_of(ex, "I can take or leave SQL.", "SQL") is Stance.dislikes
+
+
 def test_the_people_a_tutor_or_worker_speaks_for_are_others(ex: ConceptExtractor) -> None:
     # Written for this test: a teacher's students, a team's intern (stance_en.yaml `others`).
     assert stance_of(ex, "My students are struggling with Python this week.", "Python") is None
