@@ -24,7 +24,7 @@ import json
 from pathlib import Path
 
 from eval.extraction_eval import Conversation, load_bridge, load_kdconv, shared_data_dir
-from eval.redial_block_eval import genre_rows
+from eval.redial_block_eval import build_catalog
 from eval.redial_data import load_chats
 from graphmem.extraction import ConceptExtractor
 from graphmem.extraction.normalize import concept_key
@@ -46,18 +46,8 @@ def _first_turns(convs: list[Conversation], limit: int) -> list[Conversation]:
 def redial_conversations(data: Path) -> tuple[list[Conversation], Catalog]:
     chats = load_chats(data, "train")
     convs = [Conversation([m.text for m in c.messages], [m.role for m in c.messages], []) for c in chats]
-    concepts: dict[str, dict[str, object]] = {}
-    for chat in chats:
-        for title in chat.titles.values():
-            if concept_key(title) and concept_key(title) not in concepts:
-                concepts[concept_key(title)] = {"name": title, "type": "product"}
-    for row in genre_rows():
-        if concept_key(row[0]) not in concepts:
-            concepts[concept_key(row[0])] = {"name": row[0], "aliases": row[1:], "type": "category"}
-    names = set(concepts)
-    for c in concepts.values():
-        c["aliases"] = [a for a in c.get("aliases", []) if concept_key(a) not in names]  # type: ignore[attr-defined]
-    return _first_turns(convs, REDIAL_TURNS), Catalog.model_validate({"concepts": list(concepts.values())})
+    # The catalog of the ReDial block evaluation (films and genres; no people).
+    return _first_turns(convs, REDIAL_TURNS), build_catalog(chats, [])
 
 
 def kdconv_catalog(convs: list[Conversation]) -> Catalog:
