@@ -61,11 +61,15 @@ def drop_tenant(mem: GraphMemory, tenant: str) -> None:
     store = mem.store
     with store._driver.session(database=store.database) as session:
         while True:
-            deleted = session.run(
-                "MATCH (n) WHERE n.tenant = $tenant OR (n:Tenant AND n.id = $tenant) "
-                "WITH n LIMIT 5000 DETACH DELETE n RETURN count(*) AS c",
-                tenant=tenant,
-            ).single()["c"]
+            # A managed write: a deadlock with a re-rank still writing is re-run, not raised (it failed
+            # a fresh-clone CI run as an auto-commit statement).
+            deleted = session.execute_write(
+                lambda tx: tx.run(
+                    "MATCH (n) WHERE n.tenant = $tenant OR (n:Tenant AND n.id = $tenant) "
+                    "WITH n LIMIT 5000 DETACH DELETE n RETURN count(*) AS c",
+                    tenant=tenant,
+                ).single()["c"]
+            )
             if not deleted:
                 break
 
