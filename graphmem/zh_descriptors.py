@@ -139,6 +139,8 @@ def descriptor_reason(key: str, place_like: bool = False) -> str | None:
         return single
     if language_name(key, _tags().get(key)):
         return "language_name"
+    if len(key) >= 3 and _tags().get(key[0]) in ("a", "d") and language_name(key[1:], _tags().get(key[1:])):
+        return "language_name"  # 全|英文, 纯|中文: the language with its extent (jieba tags 全英文 nr)
     if 2 <= len(key) <= 3 and key.endswith(people_endings()) and _tags().get(key) in ("n", "nz"):
         return "people_name"  # 高山族: a person's people, said of a singer or an actor
     award = _award_category(key)

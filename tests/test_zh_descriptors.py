@@ -124,3 +124,13 @@ def test_a_language_describes_like_a_common_modifier() -> None:
     assert describing("国语", "nz") and describing("英文", "n")
     assert not describing("国", "n")  # one character: no
     assert not describing("周杰伦", "nr")  # a name does not describe
+
+
+@pytest.mark.parametrize("key", ["全英文", "纯英文", "全中文"])
+def test_a_language_with_its_extent_is_a_language(key: str) -> None:
+    # 全 / 纯 (jieba a) + 英文 / 中文 (nz, a language name; 纯中文 is a dictionary word of its own): "all in English", as a singer's album is described.
+    assert descriptor_reason(key) == "language_name"
+
+
+def test_a_title_ending_in_a_language_word_is_not_taken() -> None:
+    assert descriptor_reason("全英文歌") is None  # longer than the language: not judged by this rule
