@@ -73,7 +73,7 @@ __all__ = [
 # Reasons that keep a concept out of related but not out of core. A common word only the assistant
 # said ("value" and "area" from a tutor's place-value or area lesson) is core only when the user
 # named nothing heavier, i.e. when the conversation centres on it; the user's own common words said
-# in passing ("process", "return", "feel") are noise anywhere.
+# in passing ("process", "return", "feel") are noise anywhere. English only: see node_reason for Chinese.
 CENTRAL_ONLY = frozenset({"common_word_of_assistant"})
 # Chinese reasons that do not hold when both the user and the assistant name the word: an everyday
 # noun or a well-known place both sides talk about is the conversation's topic (鸟巢 in a chat about
@@ -205,7 +205,12 @@ def node_reason(node: ConceptNode, config: SpecificityConfig, categories: frozen
     )
     if reason in SHARED_TOPIC_OK and node.user_mentions and node.assistant_mentions:
         return None  # both sides name it (鸟巢, 水立方, the film 海洋 in a chat about it): a topic they share
-    return "common_word_of_assistant" if reason == "common_word" and node.user_mentions == 0 else reason
+    if reason == "common_word" and node.user_mentions == 0 and key.isascii():
+        return "common_word_of_assistant"
+    # Chinese: the everyday nouns of a lesson are dictionary nouns (common_noun_zh, judged above), so a word
+    # this common (Zipf >= common_zipf_zh: 中国 6.4 in "北京大学是中国的最高学府") is said in passing even
+    # when only the assistant said it, and does not fill the core either.
+    return reason
 
 
 def own_word_reason(node: ConceptNode, config: SpecificityConfig) -> str | None:

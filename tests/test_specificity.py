@@ -256,3 +256,12 @@ def test_a_chat_reply_is_no_block_item(key: str, name: str) -> None:
 def test_a_phrase_with_one_content_word_is_no_chat_reply(key: str) -> None:
     # "yes man" (a film): "man" is no reply word; "sir ian mckellen": a name after the title.
     assert chat_reply_reason(key) is None
+
+
+def test_a_very_common_chinese_word_only_the_assistant_said_does_not_fill_the_core() -> None:
+    # 中国 (Zipf 6.4) in "北京大学是中国的最高学府": said in passing, out of core too; the English tutor's
+    # "value" (Zipf 5.2) from a place-value lesson may still fill the core (CENTRAL_ONLY).
+    china = ConceptNode(key="中国", name="中国", assistant_mentions=1)
+    value = ConceptNode(key="value", name="value", assistant_mentions=1)
+    assert node_reason(china, CFG) == "common_word"
+    assert node_reason(value, CFG) == "common_word_of_assistant"
