@@ -22,7 +22,9 @@ catalog matches (the pronoun "It" as the film), and things that are not the user
 
 ``python -m eval.block_sample --fresh`` scores a held-out sample instead (``FRESH``: the chats right after the
 labelled ones, labels in ``eval/data/block_labels_fresh.csv``, set aside and labelled before the rules of the
-blocks helper's second issue-13 round and scored only before and after it).
+blocks helper's second issue-13 round and scored only before and after it). ``--fresh2`` scores a second held-out
+sample (``FRESH2``: Bridge validation and KdConv dev chats picked by a seeded rule, labels in
+``eval/data/block_labels_fresh2.csv``, labelled by helper "blocks3" before any rule of its round).
 
 ``python -m eval.block_sample`` re-renders the blocks and reports which labelled items are still
 present, item precision over the present labelled items, and lists new unlabelled items (to label;
@@ -55,6 +57,15 @@ REDIAL_CHATS = 16  # 12 until the blocks branch; chats 13-16 were labelled after
 BRIDGE_CHATS = 16  # likewise
 KDCONV_CHATS = 5  # per domain (2 until zhblocks, 3 until blocks; the later ones were labelled after the rules were set)
 FRESH = {"redial": (16, 20), "bridge": (16, 20), "kdconv": (5, 7)}  # [start, end) chats (per domain for KdConv)
+# A second held-out sample (``--fresh2``, helper "blocks3", issue 13): Bridge validation and KdConv dev chats no label
+# file covered, picked by a seeded rule before any rule of that round — random.Random(13).sample(range(20, 71), 16) of
+# Bridge's 71 chats and random.Random(13).sample(range(7, 30), 2) of each KdConv domain's 30 — and labelled then.
+FRESH2_LABELS = REPO / "eval" / "data" / "block_labels_fresh2.csv"
+FRESH2: dict[str, tuple[int, ...]] = {
+    "redial": (),
+    "bridge": (24, 28, 29, 31, 33, 34, 36, 38, 54, 61, 62, 63, 64, 66, 68, 69),
+    "kdconv": (15, 16),
+}
 SECTIONS = ("core_topics", "related_concepts", "avoid", "knowledge_gaps")
 
 
@@ -62,38 +73,52 @@ def _items(ctx: Any) -> list[tuple[str, str]]:
     return [(s, name) for s in SECTIONS for name in getattr(ctx, s)]
 
 
-def produce(fresh: bool = False) -> list[dict[str, Any]]:
+def _picks(sample: str) -> dict[str, set[int]]:
+    """Chat indices (per domain for KdConv) of a sample: "main", "fresh" or "fresh2"."""
+    if sample == "fresh2":
+        return {ds: set(ix) for ds, ix in FRESH2.items()}
+    spans = (
+        FRESH
+        if sample == "fresh"
+        else {"redial": (0, REDIAL_CHATS), "bridge": (0, BRIDGE_CHATS), "kdconv": (0, KDCONV_CHATS)}
+    )
+    return {ds: set(range(*span)) for ds, span in spans.items()}
+
+
+def produce(fresh: bool = False, sample: str | None = None) -> list[dict[str, Any]]:
     """Every sampled block item: {dataset, conversation, section, item, turns (for --dump only)}.
 
-    ``fresh``: the held-out chats of ``FRESH`` instead of the labelled sample (the same tenants are built)."""
-    spans = FRESH if fresh else {"redial": (0, REDIAL_CHATS), "bridge": (0, BRIDGE_CHATS), "kdconv": (0, KDCONV_CHATS)}
+    ``fresh``: the held-out chats of ``FRESH`` instead of the labelled sample (the same tenants are built);
+    ``sample="fresh2"``: those of ``FRESH2``."""
+    picks = _picks(sample or ("fresh" if fresh else "main"))
     data = shared_data_dir()
     mem = make_memory()
     out: list[dict[str, Any]] = []
     try:
-        chats = load_chats(data, "valid")
-        with eval_tenant(mem, "labelredial") as tenant:
-            mem.put_catalog(tenant, build_catalog(chats, people(chats)))
-            for i, chat in enumerate(chats):
-                turns = [
-                    TurnIn(turn_id=f"m{m.message_id}", role=m.role, text=m.text)
-                    for m in chat.messages
-                    if m.text.strip()
-                ]
-                mem.ingest(tenant, f"chat-{i:04d}", "s1", turns)
-            for i, chat in list(enumerate(chats))[slice(*spans["redial"])]:
-                ctx = mem.context(tenant, f"chat-{i:04d}", scope="recommendation")
-                conv = [(m.role, m.text) for m in chat.messages]
-                out += [
-                    {
-                        "dataset": "redial/valid",
-                        "conversation": chat.conversation_id,
-                        "section": s,
-                        "item": n,
-                        "turns": conv,
-                    }
-                    for s, n in _items(ctx)
-                ]
+        if picks["redial"]:  # the ReDial tenant is built only when the sample holds ReDial chats
+            chats = load_chats(data, "valid")
+            with eval_tenant(mem, "labelredial") as tenant:
+                mem.put_catalog(tenant, build_catalog(chats, people(chats)))
+                for i, chat in enumerate(chats):
+                    turns = [
+                        TurnIn(turn_id=f"m{m.message_id}", role=m.role, text=m.text)
+                        for m in chat.messages
+                        if m.text.strip()
+                    ]
+                    mem.ingest(tenant, f"chat-{i:04d}", "s1", turns)
+                for i, chat in [(i, c) for i, c in enumerate(chats) if i in picks["redial"]]:
+                    ctx = mem.context(tenant, f"chat-{i:04d}", scope="recommendation")
+                    conv = [(m.role, m.text) for m in chat.messages]
+                    out += [
+                        {
+                            "dataset": "redial/valid",
+                            "conversation": chat.conversation_id,
+                            "section": s,
+                            "item": n,
+                            "turns": conv,
+                        }
+                        for s, n in _items(ctx)
+                    ]
         bridge = load_bridge(data, "validation")
         with eval_tenant(mem, "labelbridge") as tenant:
             for i, chat in enumerate(bridge):
@@ -107,7 +132,7 @@ def produce(fresh: bool = False) -> list[dict[str, Any]]:
                         for j, (who, text) in enumerate(conv)
                     ],
                 )
-            for i, chat in list(enumerate(bridge))[slice(*spans["bridge"])]:
+            for i, chat in [(i, c) for i, c in enumerate(bridge) if i in picks["bridge"]]:
                 ctx = mem.context(tenant, f"chat-{i:04d}", scope="learning")
                 conv = [("user" if w == "student" else "assistant", t) for w, t in chat["c_h"] + chat["c_r"]]
                 out += [
@@ -131,7 +156,7 @@ def produce(fresh: bool = False) -> list[dict[str, Any]]:
                             if t.strip()
                         ],
                     )
-                    if spans["kdconv"][0] <= n < spans["kdconv"][1]:
+                    if n in picks["kdconv"]:
                         sampled.append((user, texts))
             for user, texts in sampled:
                 ctx = mem.context(tenant, user, scope="general")
@@ -190,9 +215,13 @@ def report(
     return out
 
 
-def run(quick: bool = False, limit: int | None = None, verbose: bool = True, fresh: bool = False) -> dict[str, Any]:
+def run(
+    quick: bool = False, limit: int | None = None, verbose: bool = True, fresh: bool = False, sample: str | None = None
+) -> dict[str, Any]:
     started = time.perf_counter()
-    res = report(produce(fresh), read_labels(FRESH_LABELS if fresh else LABELS), verbose)
+    sample = sample or ("fresh" if fresh else "main")
+    labels = {"main": LABELS, "fresh": FRESH_LABELS, "fresh2": FRESH2_LABELS}[sample]
+    res = report(produce(sample=sample), read_labels(labels), verbose)
     res["seconds"] = round(time.perf_counter() - started, 1)
     return res
 
@@ -215,8 +244,10 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--dump", action="store_true", help="print items with their conversations for labelling")
     ap.add_argument("--fresh", action="store_true", help="the held-out chats (FRESH) and their own labels")
+    ap.add_argument("--fresh2", action="store_true", help="the second held-out sample (FRESH2) and its own labels")
     a = ap.parse_args()
+    chosen = "fresh2" if a.fresh2 else "fresh" if a.fresh else "main"
     if a.dump:
-        dump(produce(a.fresh))
+        dump(produce(sample=chosen))
     else:
-        run(fresh=a.fresh)
+        run(sample=chosen)

@@ -16,6 +16,9 @@ judgements, each returning a machine-readable reason or None:
   `movie` in "Scary Movie", "Bee Movie") is the tenant's kind of thing, not a topic; a phrase whose
   head is generic and whose modifiers are all common (`summer course`, `previous step`). Phrases
   with a specific modifier stay (`christmas movies`, `jump scares`, `80s films`);
+* ``chat_reply_reason``: every word is a chat reply word — an answer, a hedge, a form of address or a
+  cheer (`yea kinda`, `maam` from "yes maam", `yay`: graphmem/data/chat_replies_en.txt and the chat
+  interjections) — what the user said back, not a topic;
 * document frequency across the tenant (``df_reason``): a concept most of the tenant's users have
   (`movie` in a film app) is demoted once the tenant has ``df_min_users`` users.
 
@@ -44,6 +47,7 @@ from graphmem.extraction.lexical import (
     zipf,
 )
 from graphmem.models import ConceptNode
+from graphmem.wordlists import words
 from graphmem.zh_cuts import cut_reason
 from graphmem.zh_descriptors import descriptor_reason
 
@@ -55,6 +59,7 @@ __all__ = [
     "SpecificityConfig",
     "category_words",
     "demoted",
+    "chat_reply_reason",
     "df_reason",
     "fragment_reason",
     "language_reason",
@@ -68,7 +73,7 @@ __all__ = [
 # Reasons that keep a concept out of related but not out of core. A common word only the assistant
 # said ("value" and "area" from a tutor's place-value or area lesson) is core only when the user
 # named nothing heavier, i.e. when the conversation centres on it; the user's own common words said
-# in passing ("process", "return", "feel") are noise anywhere.
+# in passing ("process", "return", "feel") are noise anywhere. English only: see node_reason for Chinese.
 CENTRAL_ONLY = frozenset({"common_word_of_assistant"})
 # Chinese reasons that do not hold when both the user and the assistant name the word: an everyday
 # noun or a well-known place both sides talk about is the conversation's topic (鸟巢 in a chat about
@@ -173,6 +178,18 @@ def zh_place_like(key: str) -> bool:
     return any(key.endswith(e) and len(key) > len(e) for e in PLACE_ENDINGS)
 
 
+def chat_reply_reason(key: str) -> str | None:
+    """Every word of an English key is a chat reply word ("yea kinda", "maam" of "yes maam", "yay").
+
+    Judged at block selection only: the extractor keeps what it stored (stances and the preference
+    model read the same candidates), the block leaves the reply out."""
+    parts = key.split()
+    if not parts or not key.isascii():
+        return None
+    reply = words("chat_replies_en.txt") | words("latin_interjections.txt")
+    return "chat_reply" if all(p in reply for p in parts) else None
+
+
 def node_reason(node: ConceptNode, config: SpecificityConfig, categories: frozenset[str] = frozenset()) -> str | None:
     """Why a stored concept is not specific to its user (language and list checks only; the
     tenant's document frequency is ``df_reason``). Catalog concepts are the tenant's own names
@@ -183,11 +200,17 @@ def node_reason(node: ConceptNode, config: SpecificityConfig, categories: frozen
     reason = (
         fragment_reason(node.name)
         or meta_reason(key)
+        or chat_reply_reason(key)
         or language_reason(key, node.user_mentions + node.assistant_mentions, config, categories)
     )
     if reason in SHARED_TOPIC_OK and node.user_mentions and node.assistant_mentions:
         return None  # both sides name it (鸟巢, 水立方, the film 海洋 in a chat about it): a topic they share
-    return "common_word_of_assistant" if reason == "common_word" and node.user_mentions == 0 else reason
+    if reason == "common_word" and node.user_mentions == 0 and key.isascii():
+        return "common_word_of_assistant"
+    # Chinese: the everyday nouns of a lesson are dictionary nouns (common_noun_zh, judged above), so a word
+    # this common (Zipf >= common_zipf_zh: 中国 6.4 in "北京大学是中国的最高学府") is said in passing even
+    # when only the assistant said it, and does not fill the core either.
+    return reason
 
 
 def own_word_reason(node: ConceptNode, config: SpecificityConfig) -> str | None:

@@ -103,10 +103,17 @@ def word_tag(word: str) -> str | None:
     return _tags().get(word)
 
 
+def language_name(word: str, tag: str | None) -> bool:
+    """A language's name: a dictionary word of two or three characters ending in 语/文 (德语, 国语, 英文)."""
+    return 2 <= len(word) <= 3 and word.endswith(language_endings()) and tag in ("n", "nz")
+
+
 def describing(word: str, tag: str | None) -> bool:
-    """An everyday word that may describe (a common modifier, or a very common place name)."""
+    """An everyday word that may describe (a common modifier, a very common place name, a language)."""
     if len(word) < 2:
         return False  # 大|小说家, 大|戏楼: a one-character modifier makes a name as often as not
+    if language_name(word, tag):
+        return True  # 国语|专辑, 英文|歌曲: the language a work is in, like 个人|专辑 its kind
     if tag == "ns":
         return zipf(word, "zh") >= COMMON_PLACE_ZIPF
     return tag in DESCRIBING_TAGS and zipf(word, "zh") >= MODIFIER_ZIPF
@@ -130,8 +137,10 @@ def descriptor_reason(key: str, place_like: bool = False) -> str | None:
     single = common_place_reason(key)
     if single:
         return single
-    if 2 <= len(key) <= 3 and key.endswith(language_endings()) and _tags().get(key) in ("n", "nz"):
+    if language_name(key, _tags().get(key)):
         return "language_name"
+    if len(key) >= 3 and _tags().get(key[0]) in ("a", "d") and language_name(key[1:], _tags().get(key[1:])):
+        return "language_name"  # 全|英文, 纯|中文: the language with its extent (jieba tags 全英文 nr)
     if 2 <= len(key) <= 3 and key.endswith(people_endings()) and _tags().get(key) in ("n", "nz"):
         return "people_name"  # 高山族: a person's people, said of a singer or an actor
     award = _award_category(key)

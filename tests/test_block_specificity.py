@@ -380,3 +380,16 @@ def test_the_demo_blocks_read_like_notes_each_concept_once_in_the_users_language
                     assert not any(re.search(r"[\u4e00-\u9fff]", n) for n in shown), (user, shown)
     finally:
         drop_tenant(store, tenant)
+
+
+def test_the_second_held_out_sample_is_the_seeded_pick_and_new() -> None:
+    """eval/block_sample.py's FRESH2 is the documented seeded rule, and no earlier sample covers its chats."""
+    import random
+
+    from eval import block_sample as bs
+
+    assert bs.FRESH2["bridge"] == tuple(sorted(random.Random(13).sample(range(20, 71), 16)))
+    assert bs.FRESH2["kdconv"] == tuple(sorted(random.Random(13).sample(range(7, 30), 2)))
+    earlier = bs._picks("main")["bridge"] | bs._picks("fresh")["bridge"]
+    assert not earlier & set(bs.FRESH2["bridge"])
+    assert not (bs._picks("main")["kdconv"] | bs._picks("fresh")["kdconv"]) & set(bs.FRESH2["kdconv"])

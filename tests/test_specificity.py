@@ -12,6 +12,7 @@ from graphmem.extraction.lexical import category_words, fragment_reason, meta_re
 from graphmem.models import ConceptNode
 from graphmem.specificity import (
     SpecificityConfig,
+    chat_reply_reason,
     demoted,
     df_reason,
     language_reason,
@@ -232,3 +233,35 @@ def test_a_single_common_word_in_passing_is_small_talk_in_own_words_scopes() -> 
     concepts = {n.key: n for n in (mood, zombies, again, phrase, genre)}
     assert demoted(concepts, list(concepts), CFG, own_words_only=True) == {"mood": "common_word"}
     assert demoted(concepts, list(concepts), CFG) == {}  # learning and general blocks: not judged so
+
+
+@pytest.mark.parametrize(
+    "key,name",
+    [
+        ("yea kinda", "yea kinda"),  # "yea kinda." answering "Did you get it?"
+        ("maam", "maam"),  # "yes maam": the form of address is what is left of the reply
+        ("sir", "sir"),
+        ("yay", "yay"),
+        ("yeah okay", "yeah okay"),
+    ],
+)
+def test_a_chat_reply_is_no_block_item(key: str, name: str) -> None:
+    """Hand-derived from chat_replies_en.txt and latin_interjections.txt: every word is a reply word."""
+    node = ConceptNode(key=key, name=name, user_mentions=1)
+    assert node_reason(node, CFG) == "chat_reply"
+    assert demoted({key: node}, [key], CFG) == {key: "chat_reply"}
+
+
+@pytest.mark.parametrize("key", ["kite", "sir ian mckellen", "yes man", "horror", "maam 好"])
+def test_a_phrase_with_one_content_word_is_no_chat_reply(key: str) -> None:
+    # "yes man" (a film): "man" is no reply word; "sir ian mckellen": a name after the title.
+    assert chat_reply_reason(key) is None
+
+
+def test_a_very_common_chinese_word_only_the_assistant_said_does_not_fill_the_core() -> None:
+    # 中国 (Zipf 6.4) in "北京大学是中国的最高学府": said in passing, out of core too; the English tutor's
+    # "value" (Zipf 5.2) from a place-value lesson may still fill the core (CENTRAL_ONLY).
+    china = ConceptNode(key="中国", name="中国", assistant_mentions=1)
+    value = ConceptNode(key="value", name="value", assistant_mentions=1)
+    assert node_reason(china, CFG) == "common_word"
+    assert node_reason(value, CFG) == "common_word_of_assistant"

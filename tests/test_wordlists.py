@@ -9,7 +9,14 @@ from graphmem.extraction.lexical import meta_keys
 from graphmem.extraction.normalize import concept_key
 from graphmem.wordlists import entries, words, yaml_data
 
-LISTS = ("generic_en.txt", "generic_zh.txt", "leading_filler_en.txt", "meta_words.txt", "latin_interjections.txt")
+LISTS = (
+    "generic_en.txt",
+    "generic_zh.txt",
+    "leading_filler_en.txt",
+    "meta_words.txt",
+    "latin_interjections.txt",
+    "chat_replies_en.txt",
+)
 
 
 @pytest.mark.parametrize("name", LISTS)

@@ -32,6 +32,8 @@ from graphmem.zh_cuts import cut_reason
         ("太漂亮", "phrase_entry"),
         # a dictionary phrase entry that is a common modifier + a kind of work
         ("个人专辑", "dictionary_phrase"),
+        # the same with the language the work is in (国语 nz, a language name): a Mandarin album
+        ("国语专辑", "dictionary_phrase"),
     ],
 )
 def test_cut_keys(key: str, why: str) -> None:

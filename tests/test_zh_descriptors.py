@@ -12,7 +12,7 @@ import pytest
 from graphmem.models import ConceptNode
 from graphmem.specificity import SpecificityConfig, demoted, zh_place_like
 from graphmem.wordlists import yaml_data
-from graphmem.zh_descriptors import descriptor_reason
+from graphmem.zh_descriptors import describing, descriptor_reason
 
 CFG = SpecificityConfig()
 
@@ -117,3 +117,20 @@ def test_data_file_lists_are_distinct_and_non_empty() -> None:
         assert entries and len(entries) == len(set(entries)), name
         assert all(isinstance(e, str) and e.strip() for e in entries), name
     assert set(data["admin_units"]) <= set(data["address_units"])
+
+
+def test_a_language_describes_like_a_common_modifier() -> None:
+    # 国语 (jieba nz) and 英文 (n) end in 语/文 and are two characters long: the language a work is in.
+    assert describing("国语", "nz") and describing("英文", "n")
+    assert not describing("国", "n")  # one character: no
+    assert not describing("周杰伦", "nr")  # a name does not describe
+
+
+@pytest.mark.parametrize("key", ["全英文", "纯英文", "全中文"])
+def test_a_language_with_its_extent_is_a_language(key: str) -> None:
+    # 全 / 纯 (jieba a) + 英文 / 中文 (nz, a language name; 纯中文 is a dictionary word of its own): "all in English", as a singer's album is described.
+    assert descriptor_reason(key) == "language_name"
+
+
+def test_a_title_ending_in_a_language_word_is_not_taken() -> None:
+    assert descriptor_reason("全英文歌") is None  # longer than the language: not judged by this rule
