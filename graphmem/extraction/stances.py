@@ -54,7 +54,8 @@ _ZH_SPLIT = re.compile(r"[，,；;：:、（）()“”\"]|\.\.+|…+")
 _LIST_REST = re.compile(
     r"^[\s,，、&/]*(?:(?:and|or|also|the|as well as|plus|和|跟|与|及|以及|还有|或者?|或)[\s,，、]*)*$", re.IGNORECASE
 )
-_QUESTION_END = re.compile(r"(?:[?？]|吗|么|呢)\s*[\"”')）]*\s*$")
+# 么 ends a question (要么, 干么), but not in 什么/怎么 ending a statement: "不知道作者在讲什么".
+_QUESTION_END = re.compile(r"(?:[?？]|吗|(?<![什怎])么|呢)\s*[\"”')）]*\s*$")
 
 
 @dataclass(frozen=True)
