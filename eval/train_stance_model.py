@@ -12,6 +12,10 @@ own      natural_stances_own_*.jsonl (the stance helper)
 lead     measured/lead_en_tune.jsonl (the lead)
 corpus2  natural_stances_corpus2.jsonl (a fresh writer who never saw the code)
 corpus3  stances_corpus3.jsonl (a fifth writer who never saw the code or the other sets)
+blind3   measured/blind3_check.jsonl (a held-out set once; scored before, no longer blind)
+blind5   measured/blind5_check.jsonl (likewise)
+corpus4  measured/corpus4_en_check.jsonl (written as training data by a writer who never saw the code)
+corpus5  measured/corpus5_en_check.jsonl (likewise)
 real     stances.jsonl, part "tune", English (real turns; the "check" part is never trained on)
 ======== =====================================================================================
 
@@ -23,12 +27,17 @@ stance_model.features of that mention; the model is scikit-learn's multinomial L
 
 Leave-one-writer-out: for each writer, a model fitted on all the other writers predicts the held-out
 writer's items; the thresholds of stance_model.combine are chosen on those out-of-fold predictions
-(mean accuracy over writers, so no writer's size dominates) and the regularisation C likewise. The
-report gives, per writer, the rules alone, the model alone and rules + model, and the real-turn check.
+(mean accuracy over the files no cue rule was tuned on, so no writer's size dominates) and the
+regularisation C likewise. The report gives, per writer, the rules alone, the model alone, rules +
+model, and "nested" (the decision rule chosen without that writer's files), their mean over the written
+writers (the figure that decides what to train on), and the real-turn check. measured/blind4_check.jsonl
+and measured/blind6_check.jsonl are the lead's held-out sets: never read here.
 
-    python -m eval.train_stance_model [--check] [--save NAME]
+    python -m eval.train_stance_model [--check] [--save NAME] [--train-on W1,W2 --c C --rule T,O,D,U]
 
-``--check`` fits again and compares with the shipped file instead of writing it.
+``--check`` fits again and compares with the shipped file instead of writing it. ``--train-on`` /
+``--c`` / ``--rule`` measure another setting (which writers to fit on, a fixed C or decision rule)
+leave-one-writer-out without writing the model file (the "before" of eval/results/natural_stance_lowo.md).
 """
 
 from __future__ import annotations
@@ -69,9 +78,21 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "lead": ("measured/lead_en_tune.jsonl",),
     "corpus2": ("natural_stances_corpus2.jsonl",),
     "corpus3": ("stances_corpus3.jsonl",),
+    # Writers whose sets were first kept for measuring only; scored before, no longer blind, no cue rule
+    # tuned on them. Measured leave-one-writer-out like the others; trained on only if TRAIN_WRITERS says so.
+    "blind3": ("measured/blind3_check.jsonl",),
+    "blind5": ("measured/blind5_check.jsonl",),
+    "corpus4": ("measured/corpus4_en_check.jsonl",),
+    "corpus5": ("measured/corpus5_en_check.jsonl",),
 }
+# The writers the shipped model is fitted on ("real": the real turns). Every writer of WRITERS is
+# measured leave-one-writer-out whether trained on or not: a writer left out of training is predicted
+# by the model of all the training writers, as a new writer would be.
+TRAIN_WRITERS: tuple[str, ...] = (*WRITERS, "real")
+# Never read here: the lead's held-out sets.
+HELD_OUT = ("measured/blind4_check.jsonl", "measured/blind6_check.jsonl")
 MIN_COUNT = 2
-C_GRID = (0.3, 1.0, 3.0)
+C_GRID = (0.3, 1.0)
 TRUST_GRID = (0.5, 0.6, 0.8, 2.0)  # 2.0: no rule stance is trusted over the model
 OVERRULE_GRID = (0.7, 0.8, 0.9, 0.95, 1.01)
 DECIDE_GRID = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.01)
@@ -79,7 +100,15 @@ UNBLOCK_GRID = (0.7, 0.8, 0.9, 0.95, 1.01)
 MODEL_ONLY = (2.0, 1.01, 0.0, 1.01)
 # Files no cue rule was ever tuned on: the decision rule between rules and model is chosen here, where
 # the rules' accuracy is what another writer's sentences get (on the other files it is inflated).
-RULES_UNSEEN = ("measured/blind_check.jsonl", "natural_stances_corpus2.jsonl", "stances_corpus3.jsonl")
+RULES_UNSEEN = (
+    "measured/blind_check.jsonl",
+    "natural_stances_corpus2.jsonl",
+    "stances_corpus3.jsonl",
+    "measured/blind3_check.jsonl",
+    "measured/blind5_check.jsonl",
+    "measured/corpus4_en_check.jsonl",
+    "measured/corpus5_en_check.jsonl",
+)
 REAL_FILE = "stances.jsonl:tune"
 REAL_FOLDS = 5
 # How much accuracy on the real turns (5-fold, 111 items: 0.01 is one of them) the decision rule may
@@ -226,21 +255,24 @@ def accuracy(pairs: Sequence[tuple[str, str]]) -> float:
     return sum(g == p for g, p in pairs) / len(pairs) if pairs else 0.0
 
 
-def lowo(items: Sequence[Item], c: float) -> dict[str, list[dict[str, float]]]:
-    """Out-of-fold class probabilities: each writer predicted by a model fitted on all the others.
+def lowo(items: Sequence[Item], c: float, train: Sequence[str] = TRAIN_WRITERS) -> dict[str, list[dict[str, float]]]:
+    """Out-of-fold class probabilities: each writer predicted by a model fitted on all the other
+    writers of `train` (a writer not in `train` is simply predicted by the model of all of them).
     The real turns are no one writer: they are predicted REAL_FOLDS-fold, grouped by conversation,
-    by a model fitted on every writer and the other folds (as the shipped model meets new real turns)."""
+    by a model fitted on every training writer and the other folds (as the shipped model meets new
+    real turns)."""
     out: dict[str, list[dict[str, float]]] = {}
     for w in sorted({it.writer for it in items}):
         held = [it for it in items if it.writer == w]
         if w != "real":
-            m = fit([it for it in items if it.writer != w], c)
+            m = fit([it for it in items if it.writer != w and it.writer in train], c)
             out[w] = [m.probabilities(it.feats) for it in held]
             continue
         probs: list[dict[str, float]] = [{} for _ in held]
         for k in range(REAL_FOLDS):
             test = {i for i, it in enumerate(held) if _fold(it) == k}
-            m = fit([it for it in items if it.writer != w] + [it for i, it in enumerate(held) if i not in test], c)
+            others = [it for it in items if it.writer != w and it.writer in train]
+            m = fit(others + [it for i, it in enumerate(held) if i not in test and w in train], c)
             for i in test:
                 probs[i] = m.probabilities(held[i].feats)
         out[w] = probs
@@ -274,9 +306,18 @@ def per_writer(
     }
 
 
-def choose(
-    items: Sequence[Item], oof: dict[str, list[dict[str, float]]], on: Sequence[str]
-) -> tuple[tuple[float, ...], float]:
+RuleTable = dict[tuple[float, ...], dict[str, float]]
+
+
+def rule_table(items: Sequence[Item], oof: dict[str, list[dict[str, float]]]) -> RuleTable:
+    """Per-file accuracy of the out-of-fold predictions under every decision rule of the grid."""
+    return {
+        rule: per_file(items, oof, rule)
+        for rule in itertools.product(TRUST_GRID, OVERRULE_GRID, DECIDE_GRID, UNBLOCK_GRID)
+    }
+
+
+def choose(items: Sequence[Item], table: RuleTable, on: Sequence[str]) -> tuple[tuple[float, ...], float]:
     """The decision rule with the best mean accuracy over the files `on` (files the cue rules were
     never tuned on), among those that keep the real turns (cross-validated) within REAL_SLACK of the
     rules alone."""
@@ -284,14 +325,33 @@ def choose(
     floor = accuracy([(it.label, it.rule.stance or "none") for it in real]) if real else 0.0
     best: tuple[float, ...] = ()
     best_acc = -1.0
-    for rule in itertools.product(TRUST_GRID, OVERRULE_GRID, DECIDE_GRID, UNBLOCK_GRID):
-        res = per_file(items, oof, rule)
+    for rule, res in table.items():
         if real and res[REAL_FILE] < floor - REAL_SLACK:
             continue
         acc = sum(res[f] for f in on if f in res) / max(1, sum(f in res for f in on))
         if acc > best_acc + 1e-9:
             best, best_acc = rule, acc
     return best, best_acc
+
+
+def nested(
+    items: Sequence[Item], oof: dict[str, list[dict[str, float]]], table: RuleTable
+) -> dict[str, tuple[float, tuple[float, ...]]]:
+    """Leave-one-writer-out accuracy with the decision rule out of fold too: each written writer is
+    decided by the rule chosen on the other writers' unseen files, so no threshold is chosen on the
+    writer it is scored on. The real turns keep the rule chosen on all (they only guard the choice)."""
+    out: dict[str, tuple[float, tuple[float, ...]]] = {}
+    for w in sorted(oof):
+        own = {it.file for it in items if it.writer == w}
+        rule, _ = choose(items, table, [f for f in RULES_UNSEEN if f not in own])
+        out[w] = (per_writer(items, {w: oof[w]}, rule)[w], rule)
+    return out
+
+
+def written_mean(acc: dict[str, float]) -> float:
+    """The mean over written-sentence writers (the real turns are a guard, reported apart)."""
+    vals = [v for w, v in acc.items() if w != "real"]
+    return sum(vals) / len(vals) if vals else 0.0
 
 
 def load_all() -> tuple[list[Item], list[Item]]:
@@ -317,7 +377,16 @@ def main() -> None:
     ap.add_argument(
         "--items", type=Path, help="a pickle of the built items (rule views): read if present, else written (dev loops)"
     )
+    ap.add_argument(
+        "--train-on",
+        help="comma-separated writers to fit on (default TRAIN_WRITERS); all writers are still measured",
+    )
+    ap.add_argument("--c", type=float, help="fix C instead of choosing it (with --train-on: measure a setting)")
+    ap.add_argument("--rule", help="fix the decision rule trust,overrule,decide,unblock instead of choosing it")
     args = ap.parse_args()
+    train = tuple(args.train_on.split(",")) if args.train_on else TRAIN_WRITERS
+    fixed_rule = tuple(float(x) for x in args.rule.split(",")) if args.rule else None
+    experiment = bool(args.train_on or args.c or args.rule)  # measured only: the model file is not written
     if args.items is not None and args.items.exists():
         items, check_items = pickle.loads(args.items.read_bytes())
         for it in (*items, *check_items):  # the rule views are cached; the features are read afresh
@@ -328,29 +397,64 @@ def main() -> None:
             args.items.write_bytes(pickle.dumps((items, check_items)))
     writers = sorted({it.writer for it in items})
     print("[stance-model] items: " + ", ".join(f"{w} {sum(it.writer == w for it in items)}" for w in writers))
-    table: dict[str, Any] = {"writers": {}, "files": {}, "c": {}}
-    best: tuple[float, tuple[float, ...], float, dict[str, list[dict[str, float]]]] = (0.0, (), -1.0, {})
-    for c in C_GRID:
-        oof = lowo(items, c)
-        rule, acc = choose(items, oof, RULES_UNSEEN)
-        table["c"][str(c)] = {"rule": rule, "mean_acc_rules_unseen": round(acc, 4)}
-        print(f"[stance-model] C={c}: rules+model mean acc {acc:.3f} on {RULES_UNSEEN} with {rule}")
+    table: dict[str, Any] = {"train_writers": list(train), "writers": {}, "files": {}, "c": {}}
+    best: tuple[float, tuple[float, ...], float, dict[str, list[dict[str, float]]], RuleTable] = (0.0, (), -1.0, {}, {})
+    for c in (args.c,) if args.c else C_GRID:
+        oof = lowo(items, c, train)
+        rt = {fixed_rule: per_file(items, oof, fixed_rule)} if fixed_rule else rule_table(items, oof)
+        rule, acc = choose(items, rt, RULES_UNSEEN)
+        lowo_c = {w: a for w, (a, _) in nested(items, oof, rt).items()}
+        table["c"][str(c)] = {
+            "rule": rule,
+            "mean_acc_rules_unseen": round(acc, 4),
+            "mean_lowo_nested": round(written_mean(lowo_c), 4),
+        }
+        print(
+            f"[stance-model] C={c}: rules+model mean acc {acc:.3f} on the unseen files with {rule};"
+            f" nested mean LOWO {written_mean(lowo_c):.3f}"
+        )
         if acc > best[2]:
-            best = (c, rule, acc, oof)
-    best_c, best_rule, _, best_oof = best
+            best = (c, rule, acc, oof, rt)
+    best_c, best_rule, _, best_oof, best_table = best
+    lowo_nested = nested(items, best_oof, best_table)
     files = sorted({it.file for it in items})
     rules_only = {f: accuracy([(it.label, it.rule.stance or "none") for it in items if it.file == f]) for f in files}
     rules_w = {w: accuracy([(it.label, it.rule.stance or "none") for it in items if it.writer == w]) for w in writers}
     model_f, comb_f = per_file(items, best_oof, MODEL_ONLY), per_file(items, best_oof, best_rule)
     model_w, comb_w = per_writer(items, best_oof, MODEL_ONLY), per_writer(items, best_oof, best_rule)
-    final = with_rule(fit(items, best_c), *best_rule)
+    final = with_rule(fit([it for it in items if it.writer in train], best_c), *best_rule)
     check_rules = accuracy([(it.label, it.rule.stance or "none") for it in check_items])
     check_after = accuracy([(it.label, decide(final, it, final.probabilities(it.feats))) for it in check_items])
-    print("held out                                n   rules  model  rules+model (model fitted on the other writers)")
+    print(
+        "held out                                n   rules  model  rules+model  nested"
+        " (model fitted on the other training writers; nested: decision rule chosen without the writer)"
+    )
     for w in writers:
         n = sum(it.writer == w for it in items)
-        print(f"writer {w:30} {n:4}   {rules_w[w]:.3f}  {model_w[w]:.3f}  {comb_w[w]:.3f}")
-        table["writers"][w] = {"items": n, "rules": rules_w[w], "model": model_w[w], "combined": comb_w[w]}
+        tag = "" if w in train else " (not trained on)"
+        print(
+            f"writer {w:30} {n:4}   {rules_w[w]:.3f}  {model_w[w]:.3f}  {comb_w[w]:.3f}"
+            f"        {lowo_nested[w][0]:.3f}{tag}"
+        )
+        table["writers"][w] = {
+            "items": n,
+            "trained_on": w in train,
+            "rules": rules_w[w],
+            "model": model_w[w],
+            "combined": comb_w[w],
+            "combined_nested": lowo_nested[w][0],
+        }
+    means = {
+        "rules": written_mean(rules_w),
+        "model": written_mean(model_w),
+        "combined": written_mean(comb_w),
+        "combined_nested": written_mean({w: a for w, (a, _) in lowo_nested.items()}),
+    }
+    print(
+        f"mean over written writers ({len(writers) - ('real' in writers)})"
+        f"        {means['rules']:.3f}  {means['model']:.3f}  {means['combined']:.3f}        {means['combined_nested']:.3f}"
+    )
+    table["mean_written"] = means
     for f in files:
         n = sum(it.file == f for it in items)
         tag = " (rules never tuned on it)" if f in RULES_UNSEEN else ""
@@ -361,7 +465,7 @@ def main() -> None:
         {"chosen_c": best_c, "chosen_rule": best_rule, "real_check": {"rules": check_rules, "combined": check_after}}
     )
     data = {
-        "version": f"lr-c{best_c}-n{len(items)}",
+        "version": f"lr-c{best_c}-n{sum(it.writer in train for it in items)}",
         "classes": list(stance_model.CLASSES),
         "trust_rule": best_rule[0],
         "overrule": best_rule[1],
@@ -379,6 +483,9 @@ def main() -> None:
         print(f"[stance-model] shipped file {'matches' if same else 'DIFFERS from'} a fresh fit")
         if not same:
             sys.exit(1)
+        return
+    if experiment:
+        print("[stance-model] a measured setting (--train-on/--c/--rule): the model file is not written")
         return
     OUT.write_text(text, encoding="utf-8")
     print(f"[stance-model] wrote {OUT.relative_to(REPO)} ({len(data['weights'])} features)")

@@ -45,12 +45,13 @@ CASES = [
     ("idiom", "I know Excel like the back of my hand", "Excel", "knows"),
     ("neutral", "The meeting is about Kubernetes costs", "Kubernetes", None),
     ("hypothetical", "If I ever switch teams I might need Scala", "Scala", None),
+    # A known miss until the model trained on every writer (blind3, blind5, corpus4, corpus5 too).
+    ("past vs now", "I used to binge anime every weekend", "anime", None),
 ]
 
 # Hand-written the same way, and still wrong (first look, rules alone and rules + model alike, except the
 # first, where the rules were right): kept as known limits, not hidden.
 KNOWN_MISSES = [
-    ("past vs now", "I used to binge anime every weekend", "anime", None),
     ("not yet but want", "I don't know any Swift yet but I really want to build an iPhone app", "Swift", "interested"),
 ]
 
@@ -223,3 +224,14 @@ def test_a_model_that_cannot_change_a_reading_is_not_asked(monkeypatch: pytest.M
         assert stance_model.revise(text, [rust, go], rules, [said]) == [said]
     finally:
         stance_model.install(None)
+
+
+def test_held_out_sets_are_never_training_data() -> None:
+    from eval import train_stance_model
+
+    # The lead's held-out sets: never trained on, never used to choose C or the decision rule.
+    files = {name for names in train_stance_model.WRITERS.values() for name in names}
+    assert files.isdisjoint(train_stance_model.HELD_OUT)
+    # Every writer the model is measured on is one it may train on, and each names files that exist.
+    assert set(train_stance_model.WRITERS) <= set(train_stance_model.TRAIN_WRITERS)
+    assert all((DEVSETS / name).exists() for name in files)

@@ -103,11 +103,6 @@ def test_sentiment_decides_an_evaluation_without_a_cue_word(ex: ConceptExtractor
     assert stance_of(ex, "Honestly pandas is a horrible mess.", "pandas") is Stance.dislikes
 
 
-@pytest.mark.xfail(
-    reason="since the stance model also trains on corpus3, it reads 'look at' as knows (p 0.51, just over its "
-    "decide threshold 0.5); under the labelling rule 'I will look at X' is no stance or interested",
-    strict=True,
-)
 def test_politeness_is_no_opinion(ex: ConceptExtractor) -> None:
     # "thanks" alone gives nothing.
     assert stance_of(ex, "Thanks, I will look at pandas.", "pandas") in (None, Stance.interested)
