@@ -52,7 +52,7 @@ from graphmem.service import GraphMemory
 from graphmem.settings import Settings
 from graphmem.store import StoredTurn, UserRef
 
-from . import fixtures, generator
+from . import fixtures, generator, scale_import
 from .agent_loop_bench import _turn_text
 from .common import RESULTS, log, machine, run_clients, start_server, summary_ms
 
@@ -485,6 +485,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument("--load-only", action="store_true", help="grow the tenant, measure nothing")
     ap.add_argument(
+        "--import-above",
+        type=int,
+        default=2000,
+        help="sizes above this are imported as copies of the first N users (bench/scale_import.py)",
+    )
+    ap.add_argument(
         "--alternate",
         default=None,
         metavar="SMALL,BIG",
@@ -536,7 +542,18 @@ def main(argv: list[str] | None = None) -> int:
         results["catalog"] = fixtures.ensure_catalog(mem, args.tenant, catalog_size)
         for n in [int(s) for s in args.sizes.split(",")]:
             log(f"size {n}: loading")
-            load = ensure_users(mem, args.tenant, n, catalog_size)
+            if n > args.import_above and mem.store.tenant_user_count(args.tenant) < n:
+                # Beyond what the transactional loader writes in reasonable time: copies of its users
+                # through neo4j-admin import (bench/scale_import.py), the server restarted around it.
+                ensure_users(mem, args.tenant, args.import_above, catalog_size)
+                mem.close()
+                t0 = time.perf_counter()
+                scale_import.main(["--users", str(n), "--source-users", str(args.import_above)])
+                load = {"target": n, "imported": True, "seconds": round(time.perf_counter() - t0, 1)}
+                mem = GraphMemory(fixtures.bench_settings())
+                mem.start()
+            else:
+                load = ensure_users(mem, args.tenant, n, catalog_size)
             if args.load_only:
                 continue
             res = measure(mem, args.tenant, n, args)

@@ -40,6 +40,11 @@ CREATE INDEX turn_user IF NOT EXISTS FOR (t:Turn) ON (t.tenant, t.user_id);
 // Loading a user's interests by tenant and user.
 CREATE INDEX interest_user IF NOT EXISTS FOR (i:Interest) ON (i.tenant, i.user_id);
 
+// name: schema_session_user_index
+// A user's sessions (counts, erase) by index seek: without it each lookup scanned every session of every
+// tenant (227k db hits per erase at 100k users on the scale benchmark, bench/results/SCALE.md).
+CREATE INDEX session_user IF NOT EXISTS FOR (s:Session) ON (s.tenant, s.user_id);
+
 // name: schema_compaction_run_user_index
 // A user's compaction runs (history, counts, erase) by index seek: without it each lookup scanned every
 // run of every tenant (one per compaction: 2,900 runs on the scale benchmark's server after one pass).
