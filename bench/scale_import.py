@@ -197,8 +197,7 @@ def classify(nodes: list[Entity], rels: list[Entity]) -> None:
 class Writer:
     """One CSV file per node label set / relationship type; header types from every value seen."""
 
-    def __init__(self, out: Path, own_ids: set[str]) -> None:
-        self.out = out
+    def __init__(self, own_ids: set[str]) -> None:
         # Ids of users' nodes that do not name the user (compaction run ids): unique per copy by a suffix.
         self.own_ids = own_ids
         self.node_types: dict[str, dict[str, str | None]] = defaultdict(dict)
@@ -252,7 +251,7 @@ def write_csvs(
         for n in nodes
         if n.owner is not None and isinstance(n.props.get("id"), str) and not USER_RE.search(n.props["id"])
     }
-    w = Writer(out, own_ids)
+    w = Writer(own_ids)
     w.scan(nodes, rels)
     id_of = {n.eid: n for n in nodes}
     copies = -(-users // source_users)
@@ -271,10 +270,9 @@ def write_csvs(
             for e in items:
                 line = w.template(e, cols, kind == "nodes", id_of)
                 if e.owner is None:
-                    versions = [(TENANT, "", "")] + ([(SMOKE, "", "")] if smoke and e.tenant == TENANT else [])
-                    if e.tenant != TENANT:
-                        versions = [(e.tenant or "", "", "")]
-                    for tenant, _, _ in versions:
+                    # Shared: once, and once more under the small tenant's name if it is the big tenant's.
+                    tenants = [TENANT, SMOKE] if e.tenant == TENANT and smoke else [e.tenant or ""]
+                    for tenant in tenants:
                         f.write(line.replace(T_MARK, tenant))
                         counts[key] += 1
                     continue
@@ -381,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _import_key(f: Path) -> str:
-    """The label set / type a file was written for: its first line's companion, kept in a side file."""
+    """The label set or relationship type a CSV file holds (written beside it as NAME.key)."""
     return (f.with_suffix(".key")).read_text().strip()
 
 

@@ -49,7 +49,7 @@ def test_a_users_turn_is_renamed_in_every_copy_and_keeps_its_text() -> None:
         text='He said "scale-0000007, hi", then left',
         tags=[],
     )
-    w = si.Writer(si.Path("/unused"), own_ids=set())
+    w = si.Writer(own_ids=set())
     w.scan([user, turn], [])
     cols = w.columns(w.node_types, "Turn")
     assert [c for c, _ in cols] == ["id", "tags", "tenant", "text", "user_id"]
@@ -71,7 +71,7 @@ def test_shared_concepts_keep_their_id_and_follow_the_tenant() -> None:
     user = _node("4:x:1", "User", tenant="bench-scale", id="scale-0000003")
     about = si.Entity("5:x:1", "MENTIONS", {"user_id": "scale-0000003", "key": "gibbs_sampling"}, "4:x:1", "4:x:9")
     about.owner = si._owner_of("MENTIONS", about.props)
-    w = si.Writer(si.Path("/unused"), own_ids=set())
+    w = si.Writer(own_ids=set())
     w.scan([user, concept], [about])
     cols = w.columns(w.rel_types, "MENTIONS")
     line = w.template(about, cols, node=False, id_of={"4:x:1": user, "4:x:9": concept})
@@ -85,7 +85,7 @@ def test_shared_concepts_keep_their_id_and_follow_the_tenant() -> None:
 def test_a_users_own_random_ids_differ_between_copies_and_tenants() -> None:
     run = _node("4:x:5", "CompactionRun", tenant="bench-scale", user_id="scale-0000001", id="run-abc")
     summary = _node("4:x:6", "Summary", tenant="bench-scale", user_id="scale-0000001", last_run="run-abc")
-    w = si.Writer(si.Path("/unused"), own_ids={"run-abc"})
+    w = si.Writer(own_ids={"run-abc"})
     w.scan([run, summary], [])
     ids = {"4:x:5": run, "4:x:6": summary}
     run_line = w.template(run, w.columns(w.node_types, "CompactionRun"), node=True, id_of=ids)
