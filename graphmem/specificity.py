@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING
 
 from spacy.lang.en.stop_words import STOP_WORDS
@@ -186,8 +187,14 @@ def chat_reply_reason(key: str) -> str | None:
     parts = key.split()
     if not parts or not key.isascii():
         return None
-    reply = words("chat_replies_en.txt") | words("latin_interjections.txt")
+    reply = _chat_reply_words()
     return "chat_reply" if all(p in reply for p in parts) else None
+
+
+@cache
+def _chat_reply_words() -> frozenset[str]:
+    # Built once: chat_reply_reason runs for every candidate of every block.
+    return words("chat_replies_en.txt") | words("latin_interjections.txt")
 
 
 def node_reason(node: ConceptNode, config: SpecificityConfig, categories: frozenset[str] = frozenset()) -> str | None:
