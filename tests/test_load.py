@@ -13,6 +13,7 @@ import shutil
 import signal
 import statistics
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -56,10 +57,11 @@ def _project_frames(dump: str) -> str:
     return "\n".join(out) or f"every thread idle ({len(dump)} characters of dump in the API log)"
 
 
-def _dump_stuck(store, api_pid: int, log_path: Path, what: str) -> None:
-    """Diagnostics for a hung request: the API's thread stacks (SIGUSR1 -> faulthandler, into the API
-    log printed at the end) and Neo4j's open transactions with what each runs and waits for."""
-    spy = shutil.which("py-spy")  # a developer's machine: native frames and idle threads too
+def _dump_stuck(store, api_pid: int, log_path: Path, what: str) -> str:
+    """Diagnostics for a hung request: the API's threads' CPU and stacks (SIGUSR1 -> faulthandler into the
+    API log; the project's frames condensed) and Neo4j's open transactions. Printed, and returned condensed:
+    CI shows only the start and the end of a failure's output, so the assertion message carries it."""
+    lines = [f"stuck: {what}"]
     # A thread spinning in native code (no Python frame moves) shows as CPU time, not in a stack.
     try:
         proc = psutil.Process(api_pid)
@@ -68,29 +70,30 @@ def _dump_stuck(store, api_pid: int, log_path: Path, what: str) -> None:
         busy = sorted(
             ((t.user_time + t.system_time - before.get(t.id, 0.0), t.id) for t in proc.threads()), reverse=True
         )
-        print(f"stuck: {what}; API threads' CPU over 1 s: " + ", ".join(f"tid {i} {d:.2f} s" for d, i in busy[:4]))
+        lines.append("API threads' CPU over 1 s: " + ", ".join(f"tid {i} {d:.2f} s" for d, i in busy[:4]))
     except psutil.Error as exc:
-        print(f"thread CPU not read: {exc}")
-    if spy:
-        print(f"stuck: {what}; py-spy dump of the API:")
-        out = subprocess.run([spy, "dump", "--pid", str(api_pid)], capture_output=True, text=True, timeout=60)
-        print(out.stdout[-30000:], out.stderr[-2000:])
-    else:
-        print(f"stuck: {what}; the API's threads that are in graphmem code (full stacks in the API log):")
-        size = log_path.stat().st_size if log_path.exists() else 0
-        os.kill(api_pid, signal.SIGUSR1)
-        time.sleep(1.0)
-        # CI shows only the start of the captured output: print the project's frames of each thread here.
-        print(_project_frames(log_path.read_bytes()[size:].decode(errors="replace")))
+        lines.append(f"thread CPU not read: {exc}")
+    size = log_path.stat().st_size if log_path.exists() else 0
+    os.kill(api_pid, signal.SIGUSR1)
+    time.sleep(1.0)
+    lines.append(_project_frames(log_path.read_bytes()[size:].decode(errors="replace")))
     try:
         with store._driver.session(database=store.database) as session:
             for r in session.run(
                 "SHOW TRANSACTIONS YIELD transactionId, currentQuery, status, elapsedTime, waitTime "
-                "RETURN transactionId, left(currentQuery, 160) AS query, status, elapsedTime, waitTime"
+                "RETURN transactionId AS id, left(currentQuery, 70) AS query, status, "
+                "elapsedTime.milliseconds AS ms, waitTime.milliseconds AS wait_ms"
             ):
-                print("neo4j tx:", dict(r))
+                lines.append("neo4j tx: " + " ".join(str(v).replace("\n", " ") for v in dict(r).values()))
     except Exception as exc:  # diagnostics must not mask the test's own failure
-        print(f"SHOW TRANSACTIONS failed: {exc}")
+        lines.append(f"SHOW TRANSACTIONS failed: {exc}")
+    report = "\n".join(lines)
+    print(report)
+    spy = shutil.which("py-spy") or shutil.which("py-spy", path=str(Path(sys.executable).parent))
+    if spy:  # native frames and idle threads too (printed only: too long for the assertion message)
+        out = subprocess.run([spy, "dump", "--pid", str(api_pid)], capture_output=True, text=True, timeout=60)
+        print(f"py-spy dump of the API:\n{out.stdout[-30000:]}{out.stderr[-2000:]}")
+    return report
 
 
 def test_twenty_users_three_rounds_zero_errors_stable_memory(settings, store, tmp_path):
@@ -117,6 +120,7 @@ def test_twenty_users_three_rounds_zero_errors_stable_memory(settings, store, tm
         counter = [0]
         in_flight: dict[str, tuple[str, float]] = {}  # user -> (call, started)
         joined = threading.Event()  # the watchdog runs until every user thread has ended
+        diagnoses: list[str] = []  # the watchdog's reports of stuck requests
 
         def user_loop(u: int) -> None:
             uid = f"load-user-{u}"
@@ -186,7 +190,8 @@ def test_twenty_users_three_rounds_zero_errors_stable_memory(settings, store, tm
                     uid, kind, started = fresh[0]
                     dumped.add((uid, started))
                     dumps.append(now)
-                    _dump_stuck(store, api.pid, tmp_path / "api.log", f"{kind} {uid} in flight {now - started:.0f} s")
+                    what = f"{kind} {uid} in flight {now - started:.0f} s"
+                    diagnoses.append(_dump_stuck(store, api.pid, tmp_path / "api.log", what))
 
         threads = [threading.Thread(target=user_loop, args=(u,), daemon=True) for u in range(USERS)]
         threading.Thread(target=watchdog, daemon=True).start()
@@ -216,7 +221,7 @@ def test_twenty_users_three_rounds_zero_errors_stable_memory(settings, store, tm
 
         if errors:
             print(api.log_tail(400))
-        assert errors == [], errors[:10]
+        assert errors == [], errors[:10] + diagnoses
         assert all(n > USERS for n in counts), counts  # every round did real work
         growth = (rss[-1] - rss[0]) / rss[0]
         print(
