@@ -19,6 +19,7 @@ import argparse
 import csv
 import json
 import os
+import statistics
 import subprocess
 import sys
 import threading
@@ -237,6 +238,45 @@ def write_md(r: dict[str, Any]) -> None:
     (RESULTS / "load.md").write_text("\n".join(lines))
 
 
+def compare_env(args: argparse.Namespace) -> int:
+    """A/B of one setting in one sitting: runs alternate A, B, A, B... so the machine's load drifts over
+    both sides alike (this machine is shared); each side's figures are the medians of its runs."""
+    name, _, values = args.compare_env.partition("=")
+    sides = values.split(",")
+    if not name or len(sides) != 2:
+        raise SystemExit("--compare-env wants NAME=A,B")
+    runs: dict[str, list[dict[str, Any]]] = {v: [] for v in sides}
+    for i in range(args.rounds):
+        for value in sides:
+            os.environ[name] = value
+            log(f"round {i + 1}/{args.rounds}: {name}={value}")
+            r = run(args.users, args.seconds, args.workers, args.context_weight, args.ingest_weight)
+            runs[value].append(r)
+            print(summary_line(r), flush=True)
+    os.environ.pop(name, None)
+
+    def med(rs: list[dict[str, Any]], req: str, field: str) -> float | None:
+        xs = [r["requests"][req][field] for r in rs if req in r["requests"]]
+        return round(statistics.median(xs), 1) if xs else None
+
+    table = {
+        v: {
+            f"{req}_{field}": med(rs, req, field)
+            for req in ("context", "ingest")
+            for field in ("p50_ms", "p99_ms", "rps", "failures")
+        }
+        | {"load_avg": round(statistics.median(r["cpu"]["load_avg_1m_mean"] for r in rs), 1)}
+        for v, rs in runs.items()
+    }
+    out = {"setting": name, "rounds": args.rounds, "users": args.users, "seconds": args.seconds, "medians": table}
+    out["runs"] = {v: [{"requests": r["requests"], "cpu": r["cpu"]} for r in rs] for v, rs in runs.items()}
+    slug = name.lower().removeprefix("graphmem_")
+    (RESULTS / f"load_compare_{slug}.json").write_text(json.dumps(out, indent=2))
+    for v, row in table.items():
+        print(f"{name}={v}: " + ", ".join(f"{k} {x}" for k, x in row.items()), flush=True)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="graphmem mixed load with Locust (issue 16, item 6)")
     ap.add_argument("--users", type=int, default=24)
@@ -244,8 +284,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=1, help="API worker processes")
     ap.add_argument("--context-weight", type=int, default=7)
     ap.add_argument("--ingest-weight", type=int, default=3)
+    ap.add_argument(
+        "--compare-env",
+        metavar="NAME=A,B",
+        help="alternate runs with the API's environment variable NAME set to A, then B (--rounds pairs); "
+        "writes load_compare_<name>.json with the median of each side",
+    )
+    ap.add_argument("--rounds", type=int, default=3, help="alternated pairs for --compare-env")
     args = ap.parse_args(argv)
     RESULTS.mkdir(parents=True, exist_ok=True)
+    if args.compare_env:
+        return compare_env(args)
     r = run(args.users, args.seconds, args.workers, args.context_weight, args.ingest_weight)
     (RESULTS / "load.json").write_text(json.dumps(r, indent=2))
     write_md(r)
