@@ -117,4 +117,3 @@ def test_no_operation_answers_5xx(live):
         f"schemathesis: {len(labels)} operations, {sum(EXAMPLES.values())} examples each, {elapsed:.1f} s; "
         f"{len(protocol_rejects)} requests refused by the HTTP parser"
     )
-    assert elapsed < 90
