@@ -24,7 +24,8 @@ catalog matches (the pronoun "It" as the film), and things that are not the user
 labelled ones, labels in ``eval/data/block_labels_fresh.csv``, set aside and labelled before the rules of the
 blocks helper's second issue-13 round and scored only before and after it). ``--fresh2`` scores a second held-out
 sample (``FRESH2``: Bridge validation and KdConv dev chats picked by a seeded rule, labels in
-``eval/data/block_labels_fresh2.csv``, labelled by helper "blocks3" before any rule of its round).
+``eval/data/block_labels_fresh2.csv``, labelled by helper "blocks3" before any rule of its round); ``--fresh3`` a third (``FRESH3``, likewise, labels in
+``eval/data/block_labels_fresh3.csv``, labelled by helper "blocks4" before any rule of its round).
 
 ``python -m eval.block_sample`` re-renders the blocks and reports which labelled items are still
 present, item precision over the present labelled items, and lists new unlabelled items (to label;
@@ -66,6 +67,16 @@ FRESH2: dict[str, tuple[int, ...]] = {
     "bridge": (24, 28, 29, 31, 33, 34, 36, 38, 54, 61, 62, 63, 64, 66, 68, 69),
     "kdconv": (15, 16),
 }
+# A third held-out sample (``--fresh3``, helper "blocks4", issue 13): the Bridge validation and KdConv dev chats no earlier
+# label file covered, picked by a seeded rule before any rule of that round — random.Random(14).sample of the 35 Bridge
+# chats left in range(20, 71), 16 of them, and random.Random(14).sample of the 21 KdConv indices left in range(7, 30), 2
+# of each domain — and labelled then (``FRESH3_LABELS``).
+FRESH3_LABELS = REPO / "eval" / "data" / "block_labels_fresh3.csv"
+FRESH3: dict[str, tuple[int, ...]] = {
+    "redial": (),
+    "bridge": (22, 27, 32, 35, 40, 42, 43, 45, 48, 49, 51, 52, 53, 57, 59, 67),
+    "kdconv": (10, 28),
+}
 SECTIONS = ("core_topics", "related_concepts", "avoid", "knowledge_gaps")
 
 
@@ -74,9 +85,9 @@ def _items(ctx: Any) -> list[tuple[str, str]]:
 
 
 def _picks(sample: str) -> dict[str, set[int]]:
-    """Chat indices (per domain for KdConv) of a sample: "main", "fresh" or "fresh2"."""
-    if sample == "fresh2":
-        return {ds: set(ix) for ds, ix in FRESH2.items()}
+    """Chat indices (per domain for KdConv) of a sample: "main", "fresh", "fresh2" or "fresh3"."""
+    if sample in ("fresh2", "fresh3"):
+        return {ds: set(ix) for ds, ix in (FRESH2 if sample == "fresh2" else FRESH3).items()}
     spans = (
         FRESH
         if sample == "fresh"
@@ -89,7 +100,7 @@ def produce(fresh: bool = False, sample: str | None = None) -> list[dict[str, An
     """Every sampled block item: {dataset, conversation, section, item, turns (for --dump only)}.
 
     ``fresh``: the held-out chats of ``FRESH`` instead of the labelled sample (the same tenants are built);
-    ``sample="fresh2"``: those of ``FRESH2``."""
+    ``sample="fresh2"`` / ``"fresh3"``: those of ``FRESH2`` / ``FRESH3``."""
     picks = _picks(sample or ("fresh" if fresh else "main"))
     data = shared_data_dir()
     mem = make_memory()
@@ -220,7 +231,7 @@ def run(
 ) -> dict[str, Any]:
     started = time.perf_counter()
     sample = sample or ("fresh" if fresh else "main")
-    labels = {"main": LABELS, "fresh": FRESH_LABELS, "fresh2": FRESH2_LABELS}[sample]
+    labels = {"main": LABELS, "fresh": FRESH_LABELS, "fresh2": FRESH2_LABELS, "fresh3": FRESH3_LABELS}[sample]
     res = report(produce(sample=sample), read_labels(labels), verbose)
     res["seconds"] = round(time.perf_counter() - started, 1)
     return res
@@ -245,8 +256,9 @@ if __name__ == "__main__":
     ap.add_argument("--dump", action="store_true", help="print items with their conversations for labelling")
     ap.add_argument("--fresh", action="store_true", help="the held-out chats (FRESH) and their own labels")
     ap.add_argument("--fresh2", action="store_true", help="the second held-out sample (FRESH2) and its own labels")
+    ap.add_argument("--fresh3", action="store_true", help="the third held-out sample (FRESH3) and its own labels")
     a = ap.parse_args()
-    chosen = "fresh2" if a.fresh2 else "fresh" if a.fresh else "main"
+    chosen = "fresh3" if a.fresh3 else "fresh2" if a.fresh2 else "fresh" if a.fresh else "main"
     if a.dump:
         dump(produce(sample=chosen))
     else:

@@ -123,6 +123,8 @@ def language_reason(
         if LATIN_WORD.match(key) and zipf(key) >= config.common_zipf_en and mentions < config.repeat_mentions:
             return "common_word"
         return None
+    if "".join(parts) in generic_en():
+        return "common_phrase"  # a generic word spelled open: "white board", "score board"
     head, mods = parts[-1], [p for p in parts[:-1] if p not in STOP_WORDS]
     meta = meta_keys()
     generic_head = head in generic_en() or head in STOP_WORDS or (head in meta and head not in categories)

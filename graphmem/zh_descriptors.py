@@ -33,6 +33,9 @@ AWARD_STEM_ZIPF = 4.2
 DESCRIBING_TAGS = frozenset({"a", "ad", "an", "b", "d", "f", "n", "ns", "v", "vn", "z"})
 # Words that say what kind of place (公立|博物馆, 私立|学校): adjectives, distinguishing words, verbs.
 ATTRIBUTE_TAGS = frozenset({"a", "ad", "b", "d", "v", "z"})
+# The front of a dictionary noun with a place ending (主题|公园, 商业|街) at least this common is an
+# everyday word: the noun names a kind of place, not one place (世界公园, 圆明园 are not dictionary words).
+KIND_FRONT_ZIPF = 3.8
 # A role noun fused onto a name is at least this common (收藏家 3.41, 芭蕾舞 3.46); 荒岛 (3.23) in the
 # title 荒岛余生 is not a role.
 ROLE_ZIPF = 3.4
@@ -146,6 +149,8 @@ def descriptor_reason(key: str, place_like: bool = False) -> str | None:
     award = _award_category(key)
     if award:
         return award
+    if place_like and _kind_of_place(key):
+        return "kind_of_place"
     if _tags().get(key) in NAME_TAGS:
         return None
     ps = pieces(key)
@@ -165,6 +170,21 @@ def descriptor_reason(key: str, place_like: bool = False) -> str | None:
     if place_like and all(len(w) > 1 and t in ATTRIBUTE_TAGS and zipf(w, "zh") >= MODIFIER_ZIPF for w, t in mods):
         return "descriptor_place"
     return None
+
+
+def _kind_of_place(key: str) -> bool:
+    """主题公园, 商业街, 儿童乐园: jieba's dictionary lists the phrase as one common noun (n) and its front,
+    without the place ending, is an everyday word of its own — a kind of place the chat describes (a
+    theme park, a shopping street), not a place's name (世界公园, 北京汽车博物馆 are no dictionary nouns)."""
+    if _tags().get(key) != "n":
+        return False
+    from graphmem.extraction.zh.tokens import ENDING_LENGTHS, PLACE_ENDINGS
+
+    for n in ENDING_LENGTHS:
+        front = key[:-n]
+        if key[-n:] in PLACE_ENDINGS and len(front) >= 2:
+            return _tags().get(front) in DESCRIBING_TAGS and zipf(front, "zh") >= KIND_FRONT_ZIPF
+    return False
 
 
 def _award_category(key: str) -> str | None:

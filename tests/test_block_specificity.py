@@ -393,3 +393,17 @@ def test_the_second_held_out_sample_is_the_seeded_pick_and_new() -> None:
     earlier = bs._picks("main")["bridge"] | bs._picks("fresh")["bridge"]
     assert not earlier & set(bs.FRESH2["bridge"])
     assert not (bs._picks("main")["kdconv"] | bs._picks("fresh")["kdconv"]) & set(bs.FRESH2["kdconv"])
+
+
+def test_the_third_held_out_sample_is_the_seeded_pick_and_new() -> None:
+    """eval/block_sample.py's FRESH3 is the documented seeded rule over the chats no earlier sample covers."""
+    import random
+
+    from eval import block_sample as bs
+
+    earlier = {s: set().union(*(bs._picks(x)[s] for x in ("main", "fresh", "fresh2"))) for s in ("bridge", "kdconv")}
+    left_bridge = [i for i in range(20, 71) if i not in earlier["bridge"]]
+    left_kdconv = [i for i in range(7, 30) if i not in earlier["kdconv"]]
+    assert bs.FRESH3["bridge"] == tuple(sorted(random.Random(14).sample(left_bridge, 16)))
+    assert bs.FRESH3["kdconv"] == tuple(sorted(random.Random(14).sample(left_kdconv, 2)))
+    assert not (earlier["bridge"] & set(bs.FRESH3["bridge"])) and not (earlier["kdconv"] & set(bs.FRESH3["kdconv"]))

@@ -63,3 +63,25 @@ def test_no_concept_holds_a_noncharacter(ex: ConceptExtractor) -> None:
     for text in ("Kubernetes\uffff is great", "看过Ab\ufffe片吗？", "I like \uffffReact\ufffe."):
         for m in ex.extract([text])[0].concepts:
             assert "\ufffe" not in m.name + m.surface and "\uffff" not in m.name + m.surface, m
+
+
+@pytest.mark.parametrize(
+    "text,role",
+    [
+        ("Give it a shot.", "assistant"),
+        ("No worries.", "assistant"),
+    ],
+)
+def test_nothing_inside_a_chat_set_phrase_is_a_concept(ex: ConceptExtractor, text: str, role: str) -> None:
+    # The nouns of "give it a shot", "no worries", "my bad" (graphmem/data/chat_idioms_en.txt) encourage or
+    # excuse; they are not what the chat is about.
+    r = ex.extract([text], [role])[0]
+    assert [c.surface for c in r.concepts] == []
+
+
+def test_a_set_phrase_noun_used_on_its_own_is_still_a_concept(ex: ConceptExtractor) -> None:
+    # "shot" outside the set phrase (a flu shot, a shot in basketball) is an ordinary noun.
+    assert "flu shot" in {c.key for c in ex.extract(["I got a flu shot yesterday"], ["user"])[0].concepts}
+    # A concept after the set phrase in the same sentence is still taken.
+    r = ex.extract(["Give it a shot with the quadratic formula"], ["user"])[0]
+    assert {c.key for c in r.concepts} == {"quadratic formula"}

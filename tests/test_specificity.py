@@ -265,3 +265,13 @@ def test_a_very_common_chinese_word_only_the_assistant_said_does_not_fill_the_co
     value = ConceptNode(key="value", name="value", assistant_mentions=1)
     assert node_reason(china, CFG) == "common_word"
     assert node_reason(value, CFG) == "common_word_of_assistant"
+
+
+@pytest.mark.parametrize("key", ["white board", "home work", "score board"])
+def test_a_generic_word_spelled_open_is_generic(key: str) -> None:
+    # whiteboard, homework, scoreboard are in generic_en.txt; written as two words they are the same word.
+    assert language_reason(key, 1, CFG) == "common_phrase"
+
+
+def test_two_specific_words_that_also_join_are_kept() -> None:
+    assert language_reason("black hole", 1, CFG) is None  # "blackhole" is not a generic word

@@ -16,6 +16,7 @@ LISTS = (
     "meta_words.txt",
     "latin_interjections.txt",
     "chat_replies_en.txt",
+    "chat_idioms_en.txt",
 )
 
 

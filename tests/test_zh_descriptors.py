@@ -134,3 +134,24 @@ def test_a_language_with_its_extent_is_a_language(key: str) -> None:
 
 def test_a_title_ending_in_a_language_word_is_not_taken() -> None:
     assert descriptor_reason("全英文歌") is None  # longer than the language: not judged by this rule
+
+
+@pytest.mark.parametrize("key", ["主题公园", "商业街", "步行街"])
+def test_a_dictionary_noun_of_an_everyday_word_and_a_place_ending_is_a_kind_of_place(key: str) -> None:
+    # One jieba dictionary noun (n) whose front (主题 / 商业 / 步行) is an everyday word on its own: a theme
+    # park, a shopping street, a pedestrian street — what the chat says a place is, not its name.
+    assert reason(key) == "kind_of_place"
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "世界公园",  # no dictionary word: 世界|公园 is a park's name
+        "圆明园",  # a dictionary noun whose front (圆明) is no everyday word
+        "中山公园",  # the dictionary calls it a place name (ns)
+        "北京汽车博物馆",  # a name built of several words
+        "游乐场",  # front 游乐 (Zipf 3.48) rarer than KIND_FRONT_ZIPF: left to the noun rules
+    ],
+)
+def test_names_with_a_place_ending_are_no_kind_of_place(key: str) -> None:
+    assert reason(key) != "kind_of_place"

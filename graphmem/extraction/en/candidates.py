@@ -3,7 +3,8 @@ parser (trimmed of determiners and filler adjectives), and arithmetic operations
 
 from __future__ import annotations
 
-from functools import lru_cache
+import re
+from functools import cache, lru_cache
 
 from spacy.tokens import Doc, Span, Token
 
@@ -23,6 +24,19 @@ NER_LABELS = frozenset({"PRODUCT", "ORG", "WORK_OF_ART", "LANGUAGE", "EVENT", "L
 
 # Leading words dropped from a noun chunk: they carry no concept ("my first Python project").
 _LEADING_FILLER = words("leading_filler_en.txt")
+
+
+@cache
+def _idiom_pattern() -> re.Pattern[str]:
+    phrases = sorted(words("chat_idioms_en.txt"), key=len, reverse=True)
+    alternatives = "|".join(r"\s+".join(re.escape(w) for w in p.split()) for p in phrases)
+    return re.compile(rf"(?<![\w'])(?:{alternatives})(?![\w'])", re.IGNORECASE)
+
+
+def idiom_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the chat set phrases of ``chat_idioms_en.txt`` in ``text`` ("Give it a shot",
+    "No worries"): their nouns are how a speaker encourages or excuses, not a topic."""
+    return [m.span() for m in _idiom_pattern().finditer(text)]
 
 
 def _trim_tokens(span) -> tuple[int, int] | None:
@@ -231,4 +245,7 @@ def english_candidates(doc: Doc) -> list[Candidate]:
             if tok.is_stop or tok.like_num or is_counting_subject(tok):
                 continue
             out.append(Candidate(tok.idx, tok.idx + len(tok.text), ExtractorName.noun_chunk, CONF_PROPER))
+    idioms = idiom_spans(doc.text)
+    if idioms:  # "Give it a shot.", "No worries": nothing inside a set phrase is a concept
+        out = [c for c in out if not any(a <= c.start and c.end <= b for a, b in idioms)]
     return out

@@ -38,6 +38,7 @@ from graphmem.extraction.candidates import (
 )
 from graphmem.extraction.lexical import zipf
 from graphmem.extraction.normalize import is_cjk
+from graphmem.extraction.zh.biography import drop_biography_details
 from graphmem.extraction.zh.lexicon import BOOK_TITLE, QUOTED, ZhLexicon
 from graphmem.extraction.zh.name_ends import complete_award_and_school_names
 from graphmem.extraction.zh.names import cue_name, framed, name_like, person_name, suffix_names
@@ -452,4 +453,5 @@ def chinese_candidates(doc: Doc, tags: dict[str, str], lexicon: ZhLexicon | None
     out = _drop_cut_awards(t, _drop_pieces_of_batch_names(t, _drop_cuts_across_frames(t, out)))
     out = drop_pieces_of_quotations(t.text, out)  # a quoted sentence's words (zh/quotations.py)
     # Award and school names cut at one end, completed from the text (zh/name_ends.py).
-    return complete_award_and_school_names(t.text, t.toks, out, _SEGMENTER_LABELS)
+    out = complete_award_and_school_names(t.text, t.toks, out, _SEGMENTER_LABELS)
+    return drop_biography_details(t.text, out)  # 毕业于|北京电影学院, 生于|…: a person's record (zh/biography.py)
