@@ -16,6 +16,8 @@ blind3   measured/blind3_check.jsonl (a held-out set once; scored before, no lon
 blind5   measured/blind5_check.jsonl (likewise)
 corpus4  measured/corpus4_en_check.jsonl (written as training data by a writer who never saw the code)
 corpus5  measured/corpus5_en_check.jsonl (likewise)
+corpus6  measured/corpus6_en_check.jsonl (likewise)
+corpus7  measured/corpus7_en_check.jsonl (likewise)
 real     stances.jsonl, part "tune", English (real turns; the "check" part is never trained on)
 ======== =====================================================================================
 
@@ -84,6 +86,10 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "blind5": ("measured/blind5_check.jsonl",),
     "corpus4": ("measured/corpus4_en_check.jsonl",),
     "corpus5": ("measured/corpus5_en_check.jsonl",),
+    # Written as training data (2026-12-03) by two more writers who never saw the code or any other set;
+    # scored once as unseen writers with the model of that time before being added ("first look").
+    "corpus6": ("measured/corpus6_en_check.jsonl",),
+    "corpus7": ("measured/corpus7_en_check.jsonl",),
 }
 # The writers the shipped model is fitted on ("real": the real turns). Every writer of WRITERS is
 # measured leave-one-writer-out whether trained on or not: a writer left out of training is predicted
@@ -108,6 +114,8 @@ RULES_UNSEEN = (
     "measured/blind5_check.jsonl",
     "measured/corpus4_en_check.jsonl",
     "measured/corpus5_en_check.jsonl",
+    "measured/corpus6_en_check.jsonl",
+    "measured/corpus7_en_check.jsonl",
 )
 REAL_FILE = "stances.jsonl:tune"
 REAL_FOLDS = 5

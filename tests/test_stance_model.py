@@ -235,3 +235,13 @@ def test_held_out_sets_are_never_training_data() -> None:
     # Every writer the model is measured on is one it may train on, and each names files that exist.
     assert set(train_stance_model.WRITERS) <= set(train_stance_model.TRAIN_WRITERS)
     assert all((DEVSETS / name).exists() for name in files)
+
+
+def test_every_writer_no_cue_rule_was_tuned_on_chooses_the_decision_rule() -> None:
+    """A new writer's file (corpus6, corpus7, ...) must count where the decision rule is chosen: the files the
+    cue rules were developed against are the only training files left out of RULES_UNSEEN."""
+    from eval import train_stance_model
+
+    tuned_on = {"natural_stances_tune.jsonl", "measured/lead_en_tune.jsonl", *train_stance_model.WRITERS["own"]}
+    files = {name for names in train_stance_model.WRITERS.values() for name in names}
+    assert files - tuned_on == set(train_stance_model.RULES_UNSEEN)
