@@ -59,6 +59,9 @@ WRITERS: dict[str, tuple[str, ...]] = {
     # Written as held-out sets, scored by the lead, then no longer blind (eval/devsets/README.md).
     "blind3": ("measured/blind3_check.jsonl",),
     "blind5": ("measured/blind5_check.jsonl",),
+    # Written as training data (2026-12-03), first scored as unseen writers (eval/results/natural_stance_zh_lowo.md).
+    "corpus6": ("measured/corpus6_zh_check.jsonl",),
+    "corpus7": ("measured/corpus7_zh_check.jsonl",),
 }
 KDCONV = "kdconv-tune"  # the real turns' writer group (many KdConv users)
 C_GRID = (1.0, 3.0, 10.0)  # with 0.3-3.0 every choice (shipped and nested) was 3.0, the top: the grid moved up
@@ -189,7 +192,11 @@ def combined(items: Sequence[Item], m: stance_model.StanceModel | None, threshol
             continue
         probs = m.probabilities(it.feats)
         k = max(range(len(CLASSES) - 1), key=lambda i: probs[i])
-        out.append(CLASSES[k] if probs[k] >= threshold and probs[k] >= probs[-1] else "none")
+        sure = probs[k] >= threshold and probs[k] >= probs[-1]
+        # As at run time (stance_model.guesses): a question to the other speaker shows at most confusion.
+        if CLASSES[k] != "confused" and stance_model.asks_the_other(it.context):
+            sure = False
+        out.append(CLASSES[k] if sure else "none")
     return out
 
 

@@ -16,7 +16,8 @@ from tests.test_stances_en import stance_of
 
 CASES: list[tuple[str, str, Stance | None, str]] = [
     # fed up, worse than its name, not for me
-    ("数独我小时候做够了", "数独", Stance.dislikes, "做够了 (学/看/听…够了)"),
+    # (was "数独我小时候做够了": since the stance_zh2 round 小时候 marks a past-only clause, no current stance)
+    ("数独我早就做够了", "数独", Stance.dislikes, "做够了 (学/看/听…够了)"),
     ("这部美剧越看越无聊", "美剧", Stance.dislikes, "越看越无聊"),
     ("《流浪地球》没我想的那么好看", "《流浪地球》", Stance.dislikes, "没…那么好看"),
     ("瑜伽我真不觉得有多好玩", "瑜伽", Stance.dislikes, "不觉得有多好玩"),

@@ -510,10 +510,18 @@ def _hit_decision(cs: CueSet, cl: Clause, text: str, who: str, other: bool, star
     if someone_else:
         # Someone else's taste: no stance here, and no sentiment guess either.
         return Decision(None, a, b, CONF_NEGATED)
+    if cs.language == "zh" and _a_not_a(text, start):
+        # "不知道好不好玩", "喜不喜欢": the A-not-A form asks whether, it states neither reading.
+        return Decision(None, a, b, CONF_NEGATED)
     stance, conf = _negation(cs, cc, text[max(0, start - 24) : start])
     if stance is None:
         return Decision(None, a, b, CONF_NEGATED)
     return Decision(stance, a, b, _cue_confidence(cs, text, start, end, conf))
+
+
+def _a_not_a(text: str, start: int) -> bool:
+    """Is the cue at `start` the second half of a Chinese A-not-A question ("好不好玩", "难不难")?"""
+    return start >= 2 and text[start - 1] in "不没" and text[start - 2] == text[start]
 
 
 def _negation(cs: CueSet, cc: CueClass, lead: str) -> tuple[Stance | None, float]:

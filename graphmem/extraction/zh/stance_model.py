@@ -128,6 +128,13 @@ def features(context: str, cs: CueSet) -> dict[str, float]:
     return out
 
 
+def asks_the_other(context: str) -> bool:
+    """A question without 我 ("X都有什么好玩的呢？", "X门票贵不啊？") asks the other speaker: as the rules
+    read questions, it may show being lost but states no taste or knowledge of the user's."""
+    stripped = context.rstrip(" 。.!！~～")
+    return bool(_QUESTION.search(stripped)) and "我" not in stripped
+
+
 def _cue_hits(context: str, clauses: Sequence[str], cs: CueSet, out: dict[str, float]) -> None:
     """Which cue classes of stance_zh.yaml appear in the context at all (a cue the rules set aside,
     e.g. one in another clause than the name's), negated or not, and in the last clause: the hand
@@ -242,7 +249,7 @@ def guesses(
     out: list[tuple[ConceptMention, Stance, int, int, float]] = []
     for m, context in asked(src, sentences, mentions, decided, cs):
         stance, p = sm.decide(features(context, cs))
-        if stance is None:
+        if stance is None or (stance is not Stance.confused and asks_the_other(context)):
             continue
         a, b = next(((a, b) for a, b in (sentences or [(0, len(src))]) if a <= m.start < b), (0, len(src)))
         out.append((m, stance, a, b, round(min(CONF_MODEL, p), 3)))
@@ -254,6 +261,7 @@ __all__ = [
     "features",
     "context_of",
     "asked",
+    "asks_the_other",
     "guesses",
     "install",
     "model",
