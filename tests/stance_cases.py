@@ -7,6 +7,9 @@ phenomenon)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from graphmem.extraction.extractor import ConceptExtractor
 from graphmem.models import Catalog, CatalogConcept, Stance
 
 I, C, K, D, N = Stance.interested, Stance.confused, Stance.knows, Stance.dislikes, None
@@ -242,3 +245,9 @@ ZH_MORE: list[tuple[str, str, Stance | None, str]] = [
     ("我已经不再被离散数学搞晕了。", "离散数学", K, "negated struggle"),
     ("化学我考了98分。", "化学", K, "exam"),
 ]
+
+
+def catalog_extractor(cases: Iterable[tuple[object, ...]]) -> ConceptExtractor:
+    """An extractor whose catalog holds the concept (second field) of every case, once each."""
+    names = dict.fromkeys(str(c[1]) for c in cases)
+    return ConceptExtractor(Catalog(concepts=[CatalogConcept(name=n) for n in names]))

@@ -10,7 +10,8 @@ import pytest
 
 from graphmem.extraction.extractor import ConceptExtractor
 from graphmem.extraction.stance_cues import cues, raw
-from graphmem.models import Catalog, CatalogConcept, Stance
+from graphmem.models import Stance
+from tests.stance_cases import catalog_extractor
 from tests.test_stances_en import stance_of
 
 CASES: list[tuple[str, str, Stance | None, str]] = [
@@ -87,8 +88,7 @@ CASES: list[tuple[str, str, Stance | None, str]] = [
 
 @pytest.fixture(scope="module")
 def ex() -> ConceptExtractor:
-    names = dict.fromkeys(c[1] for c in CASES)
-    return ConceptExtractor(Catalog(concepts=[CatalogConcept(name=n) for n in names]))
+    return catalog_extractor(CASES)
 
 
 @pytest.mark.parametrize(("text", "name", "expected", "family"), CASES, ids=[c[3] for c in CASES])
