@@ -70,10 +70,16 @@ def _turn_text(rnd: random.Random) -> str:
     )
 
 
-def loop_pairs(client: Any, rnd: random.Random, n_users: int, n: int, run: str) -> dict[str, list[float]]:
+def loop_pairs(
+    client: Any, rnd: random.Random, n_users: int, n: int, run: str, session_turns: int = 1
+) -> dict[str, list[float]]:
+    """`n` pairs (one turn, then the block); a learner is drawn at random every `session_turns` pairs,
+    so with more than one the later pairs are a conversation going on (as an agent's loop is)."""
     out: dict[str, list[float]] = {"ingest": [], "context": [], "pair": []}
+    uid = ""
     for i in range(n):
-        uid = f"learner-{rnd.randrange(n_users):06d}"
+        if i % session_turns == 0:
+            uid = f"learner-{rnd.randrange(n_users):06d}"
         body = {
             "session_id": f"loop-{run}",
             "turns": [{"turn_id": f"{run}-{i}-{rnd.random():.9f}", "role": "user", "text": _turn_text(rnd)}],
@@ -188,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--key", default=None)
     ap.add_argument("--tenant", default="bench-agent-loop")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--sessions", type=int, default=40, help="conversations in the conversation pass")
+    ap.add_argument("--session-turns", type=int, default=5, help="pairs per conversation (1: no such pass)")
     ap.add_argument("--compare-with", type=Path, default=None, help="another checkout: before/after, alternated")
     ap.add_argument("--rounds", type=int, default=4, help="alternated rounds with --compare-with")
     ap.add_argument("--uncached", type=int, default=40, help="uncached blocks per round and API (--compare-with)")
@@ -235,6 +243,19 @@ def main(argv: list[str] | None = None) -> int:
             seq = loop_pairs(c, rnd, args.users, args.pairs, run)
         results["sequential"] = {k: summary_ms(v) for k, v in seq.items()}
         log(f"sequential: {results['sequential']}")
+        if args.session_turns > 1:
+            # Conversations: a learner's turns in a row. The first pair meets a learner nobody read
+            # lately (as above); the later ones are the loop of a conversation going on.
+            with client() as c:
+                conv = loop_pairs(c, rnd, args.users, args.sessions * args.session_turns, run + "s", args.session_turns)
+            first = [i for i in range(len(conv["pair"])) if i % args.session_turns == 0]
+            later = [i for i in range(len(conv["pair"])) if i % args.session_turns != 0]
+            results["conversation"] = {
+                "turns_per_learner": args.session_turns,
+                "first_pair": {k: summary_ms([v[i] for i in first]) for k, v in conv.items()},
+                "later_pairs": {k: summary_ms([v[i] for i in later]) for k, v in conv.items()},
+            }
+            log(f"conversations: {results['conversation']}")
 
         def work(ix: int) -> list[float]:
             r = random.Random(args.seed * 100 + ix)

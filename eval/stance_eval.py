@@ -36,6 +36,12 @@ from graphmem.extraction.normalize import concept_key
 from graphmem.models import Catalog, CatalogConcept
 
 DEVSET = REPO / "eval" / "devsets" / "stances.jsonl"
+# Every hand-labelled set of real user turns (same schema; eval/devsets/README.md says how each was drawn).
+REAL_SETS = (
+    DEVSET,
+    REPO / "eval" / "devsets" / "stances_real2.jsonl",
+    REPO / "eval" / "devsets" / "stances_real2_zh.jsonl",
+)
 RESULTS = REPO / "eval" / "results" / "stance_dev.json"
 LABELS = ("interested", "confused", "knows", "dislikes", "none")
 PARTS = ("tune", "check")
@@ -123,9 +129,9 @@ def metrics(gold: list[str], pred: list[str]) -> dict[str, Any]:
     return out
 
 
-def run(verbose: bool = True, errors: bool = False) -> dict[str, Any]:
+def run(verbose: bool = True, errors: bool = False, devset: Path = DEVSET) -> dict[str, Any]:
     data = shared_data_dir()
-    items = load_items()
+    items = load_items(devset)
     preds = predict(items, data)
     res: dict[str, Any] = {}
     for lang in ("en", "zh"):
@@ -135,8 +141,10 @@ def run(verbose: bool = True, errors: bool = False) -> dict[str, Any]:
             res[lang][part] = metrics([items[i]["label"] for i in sel], [preds[i] for i in sel])
     if verbose:
         for lang in ("en", "zh"):
+            if not res[lang]["all"]["items"]:
+                continue
             print(
-                f"[stance-dev] {lang}: "
+                f"[stance-dev] {devset.name} {lang}: "
                 + ", ".join(
                     f"{p} acc {res[lang][p]['accuracy']:.3f} (n={res[lang][p]['items']})" for p in (*PARTS, "all")
                 )
@@ -165,11 +173,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--errors", action="store_true", help="print the misjudged items (their text from shared data)")
     ap.add_argument("--no-save", action="store_true")
+    ap.add_argument(
+        "--devset", type=Path, default=DEVSET, help="a real-turn set of eval/devsets (default stances.jsonl)"
+    )
     args = ap.parse_args()
-    res = run(errors=args.errors)
+    res = run(errors=args.errors, devset=args.devset)
     if not args.no_save:
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+        out = RESULTS if args.devset == DEVSET else RESULTS.with_name(f"stance_dev_{args.devset.stem}.json")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,9 @@ corpus4  measured/corpus4_en_check.jsonl (written as training data by a writer w
 corpus5  measured/corpus5_en_check.jsonl (likewise)
 corpus6  measured/corpus6_en_check.jsonl (likewise)
 corpus7  measured/corpus7_en_check.jsonl (likewise)
-real     stances.jsonl, part "tune", English (real turns; the "check" part is never trained on)
+corpus8  measured/corpus8_en_check.jsonl (likewise)
+corpus9  measured/corpus9_en_check.jsonl (likewise)
+real     stances.jsonl and stances_real2.jsonl, part "tune", English (real turns; "check" never trained on)
 ======== =====================================================================================
 
 Each item goes through the real extractor as a user turn with the model switched off, which gives
@@ -60,7 +62,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from eval.common import shared_data_dir  # noqa: E402
-from eval.stance_eval import load_items, turn_text  # noqa: E402
+from eval.stance_eval import REAL_SETS, load_items, turn_text  # noqa: E402
 from graphmem.extraction import stance_model  # noqa: E402
 from graphmem.extraction.extractor import ConceptExtractor  # noqa: E402
 from graphmem.extraction.normalize import concept_key  # noqa: E402
@@ -90,6 +92,10 @@ WRITERS: dict[str, tuple[str, ...]] = {
     # scored once as unseen writers with the model of that time before being added ("first look").
     "corpus6": ("measured/corpus6_en_check.jsonl",),
     "corpus7": ("measured/corpus7_en_check.jsonl",),
+    # Two more (2026-12-04), the same way; corpus8 leans to recommendations and long messages, corpus9 to
+    # short tutoring messages that show a stance by what the learner did.
+    "corpus8": ("measured/corpus8_en_check.jsonl",),
+    "corpus9": ("measured/corpus9_en_check.jsonl",),
 }
 # The writers the shipped model is fitted on ("real": the real turns). Every writer of WRITERS is
 # measured leave-one-writer-out whether trained on or not: a writer left out of training is predicted
@@ -116,8 +122,10 @@ RULES_UNSEEN = (
     "measured/corpus5_en_check.jsonl",
     "measured/corpus6_en_check.jsonl",
     "measured/corpus7_en_check.jsonl",
+    "measured/corpus8_en_check.jsonl",
+    "measured/corpus9_en_check.jsonl",
 )
-REAL_FILE = "stances.jsonl:tune"
+REAL_FILE = "real:tune"
 REAL_FOLDS = 5
 # How much accuracy on the real turns (5-fold, 111 items: 0.01 is one of them) the decision rule may
 # give up for the written sentences of writers the rules never saw.
@@ -159,8 +167,10 @@ def _natural(writer: str) -> list[dict[str, Any]]:
 def _real(part: str) -> list[dict[str, Any]]:
     data = shared_data_dir()
     return [
-        {**it, "text": turn_text(it, data), "file": f"stances.jsonl:{part}"}
-        for it in load_items()
+        {**it, "text": turn_text(it, data), "file": f"real:{part}"}
+        for path in REAL_SETS
+        if path.exists()
+        for it in load_items(path)
         if it["language"] == "en" and it["part"] == part
     ]
 
@@ -203,7 +213,7 @@ def build(rows: Sequence[dict[str, Any]], writer: str) -> list[Item]:
                     r["concept"],
                     r["label"],
                     view,
-                    stance_model.features(r["text"], max(0, start), max(0, end)),
+                    stance_model.features(r["text"], max(0, start), max(0, end), rule=view),
                     bool(mentions),
                     r["file"],
                     max(0, start),
@@ -398,7 +408,7 @@ def main() -> None:
     if args.items is not None and args.items.exists():
         items, check_items = pickle.loads(args.items.read_bytes())
         for it in (*items, *check_items):  # the rule views are cached; the features are read afresh
-            it.feats = stance_model.features(it.text, it.start, it.end)
+            it.feats = stance_model.features(it.text, it.start, it.end, rule=it.rule)
     else:
         items, check_items = load_all()
         if args.items is not None:

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.common import REPO, shared_data_dir
-from eval.stance_eval import load_items, turn_text
+from eval.stance_eval import REAL_SETS, load_items, turn_text
 from graphmem.extraction import stances as stances_mod
 from graphmem.extraction.extractor import ConceptExtractor
 from graphmem.extraction.normalize import concept_key
@@ -62,6 +62,8 @@ WRITERS: dict[str, tuple[str, ...]] = {
     # Written as training data (2026-12-03), first scored as unseen writers (eval/results/natural_stance_zh_lowo.md).
     "corpus6": ("measured/corpus6_zh_check.jsonl",),
     "corpus7": ("measured/corpus7_zh_check.jsonl",),
+    "corpus8": ("measured/corpus8_zh_check.jsonl",),
+    "corpus9": ("measured/corpus9_zh_check.jsonl",),
 }
 KDCONV = "kdconv-tune"  # the real turns' writer group (many KdConv users)
 C_GRID = (1.0, 3.0, 10.0)  # with 0.3-3.0 every choice (shipped and nested) was 3.0, the top: the grid moved up
@@ -98,10 +100,11 @@ def _raw_items() -> list[tuple[str, dict[str, Any], str, str]]:
                     if it["language"] == "zh":
                         out.append((writer, it, it["text"], name))
     data = shared_data_dir()
-    for it in load_items():
-        if it["language"] == "zh":
-            writer = KDCONV if it["part"] == "tune" else "kdconv-check"
-            out.append((writer, it, turn_text(it, data), "stances.jsonl"))
+    for path in REAL_SETS:
+        for it in load_items(path) if path.is_file() else []:
+            if it["language"] == "zh":
+                writer = KDCONV if it["part"] == "tune" else "kdconv-check"
+                out.append((writer, it, turn_text(it, data), path.name))
     return out
 
 

@@ -45,14 +45,15 @@ CASES = [
     ("idiom", "I know Excel like the back of my hand", "Excel", "knows"),
     ("neutral", "The meeting is about Kubernetes costs", "Kubernetes", None),
     ("hypothetical", "If I ever switch teams I might need Scala", "Scala", None),
-    # A known miss until the model trained on every writer (blind3, blind5, corpus4, corpus5 too).
-    ("past vs now", "I used to binge anime every weekend", "anime", None),
+    # A known miss (below) until the model read the rules' reading as inputs and trusted itself everywhere.
+    ("not yet but want", "I don't know any Swift yet but I really want to build an iPhone app", "Swift", "interested"),
 ]
 
-# Hand-written the same way, and still wrong (first look, rules alone and rules + model alike, except the
-# first, where the rules were right): kept as known limits, not hidden.
+# Hand-written the same way, and wrong with the shipped model: kept as known limits, not hidden.
 KNOWN_MISSES = [
-    ("not yet but want", "I don't know any Swift yet but I really want to build an iPhone app", "Swift", "interested"),
+    # Right from the model trained on every writer until it read the rules' reading as inputs and was trusted
+    # everywhere (2026-12-04): "used to" + a habit now reads as knowing; past-only liking is no stance.
+    ("past vs now", "I used to binge anime every weekend", "anime", None),
 ]
 
 
@@ -98,7 +99,7 @@ def test_model_file_is_plain_weights_with_thresholds() -> None:
     for key in ("trust_rule", "overrule", "decide", "unblock"):
         assert 0.0 <= data[key] <= 2.0, key
     assert data["weights"] and all(len(w) == len(stance_model.CLASSES) for w in data["weights"].values())
-    prefixes = {"w", "b", "n", "c", "l", "r", "s", "t", "v", "q", "long", "bias"}
+    prefixes = {"w", "b", "n", "c", "l", "r", "s", "t", "v", "q", "long", "bias", "rv"}
     assert all(k.split(":", 1)[0] in prefixes for k in data["weights"])
     # Words and pairs only: the concept is masked, no digits are memorised.
     assert not any(ch.isdigit() for k in data["weights"] for ch in k)
@@ -120,6 +121,20 @@ def test_features_tense_question_and_other_person() -> None:
     assert asked.get("q") == 1.0
     other = stance_model.features("My brother loves Rust", 17, 21)
     assert other.get("s:other") == 1.0
+
+
+def test_the_rules_reading_is_an_input_of_its_own() -> None:
+    RV = stance_model.RuleView
+    assert stance_model.rule_features(RV("dislikes", 0.8, False)) == {"rv:dislikes": 1.0, "rv:conf": 0.8}
+    assert stance_model.rule_features(RV(None, 0.0, True)) == {"rv:blocked": 1.0}
+    assert stance_model.rule_features(RV(None, 0.0, False, aside=True)) == {"rv:aside": 1.0}
+    assert stance_model.rule_features(RV(None, 0.0, False)) == {"rv:silent": 1.0}
+    text = "I really enjoyed Inception"
+    plain = stance_model.features(text, 17, 26)
+    read = stance_model.features(text, 17, 26, rule=RV("interested", 0.9, False))
+    # The same words plus the rules' reading, nothing else changed; the shipped model weighs it.
+    assert read == {**plain, "rv:interested": 1.0, "rv:conf": 0.9}
+    assert "rv:interested" in stance_model.shipped().weights
 
 
 def test_sentence_of_keeps_a_name_with_a_dot() -> None:

@@ -162,8 +162,15 @@ def sentence_of(text: str, start: int, end: int) -> tuple[int, int]:
     return 0, len(text)
 
 
-def features(text: str, start: int, end: int, vader: Mapping[str, float] | None = None) -> dict[str, float]:
-    """The model's inputs for the concept at text[start:end], from the sentence that holds it."""
+def features(
+    text: str,
+    start: int,
+    end: int,
+    vader: Mapping[str, float] | None = None,
+    rule: RuleView | None = None,
+) -> dict[str, float]:
+    """The model's inputs for the concept at text[start:end], from the sentence that holds it, and
+    what the cue rules said about it (`rule`), so the model learns where the rules are right."""
     cs = cues("en")
     s, e = sentence_of(text, start, end)
     left, right = text[s:start], text[end:e]
@@ -220,7 +227,18 @@ def features(text: str, start: int, end: int, vader: Mapping[str, float] | None 
     out["v:pos"] = float(scores.get("pos", 0.0))
     out["v:neg"] = float(scores.get("neg", 0.0))
     out["bias"] = 1.0
+    if rule is not None:
+        out.update(rule_features(rule))
     return out
+
+
+def rule_features(rule: RuleView) -> dict[str, float]:
+    """The cue rules' reading as inputs: their stance and its confidence, blocked, aside or silent."""
+    if rule.stance is not None:
+        return {"rv:" + rule.stance: 1.0, "rv:conf": rule.confidence}
+    if rule.blocked:
+        return {"rv:blocked": 1.0}
+    return {"rv:aside": 1.0} if rule.aside else {"rv:silent": 1.0}
 
 
 @lru_cache(maxsize=1024)
@@ -346,7 +364,7 @@ def revise(
             if key in by_key:
                 out.append(by_key[key])
             continue
-        probs = m.probabilities(features(text, mention.start, mention.end))
+        probs = m.probabilities(features(text, mention.start, mention.end, rule=rule))
         stance, by_model = combine(m, rule, probs)
         if stance is None:
             continue
@@ -384,6 +402,7 @@ __all__ = [
     "lemma",
     "revise",
     "model",
+    "rule_features",
     "model_from_json",
     "sentence_of",
     "shipped",
