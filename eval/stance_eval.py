@@ -179,7 +179,11 @@ def main() -> None:
     args = ap.parse_args()
     res = run(errors=args.errors, devset=args.devset)
     if not args.no_save:
-        out = RESULTS if args.devset == DEVSET else RESULTS.with_name(f"stance_dev_{args.devset.stem}.json")
+        out = (
+            RESULTS
+            if args.devset.resolve() == DEVSET.resolve()
+            else RESULTS.with_name(f"stance_dev_{args.devset.stem}.json")
+        )
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
 

@@ -20,6 +20,8 @@ corpus6  measured/corpus6_en_check.jsonl (likewise)
 corpus7  measured/corpus7_en_check.jsonl (likewise)
 corpus8  measured/corpus8_en_check.jsonl (likewise)
 corpus9  measured/corpus9_en_check.jsonl (likewise)
+corpus10 measured/corpus10_en_check.jsonl (likewise)
+corpus11 measured/corpus11_en_check.jsonl (likewise)
 real     stances.jsonl and stances_real2.jsonl, part "tune", English (real turns; "check" never trained on)
 ======== =====================================================================================
 
@@ -96,6 +98,10 @@ WRITERS: dict[str, tuple[str, ...]] = {
     # short tutoring messages that show a stance by what the learner did.
     "corpus8": ("measured/corpus8_en_check.jsonl",),
     "corpus9": ("measured/corpus9_en_check.jsonl",),
+    # And two more (2026-12-04, after the refit above): corpus10 writes hobby and study forums (slang, replies,
+    # a second name in the message), corpus11 spoken learners (fillers, run-on sentences, parents and classmates).
+    "corpus10": ("measured/corpus10_en_check.jsonl",),
+    "corpus11": ("measured/corpus11_en_check.jsonl",),
 }
 # The writers the shipped model is fitted on ("real": the real turns). Every writer of WRITERS is
 # measured leave-one-writer-out whether trained on or not: a writer left out of training is predicted
@@ -124,6 +130,8 @@ RULES_UNSEEN = (
     "measured/corpus7_en_check.jsonl",
     "measured/corpus8_en_check.jsonl",
     "measured/corpus9_en_check.jsonl",
+    "measured/corpus10_en_check.jsonl",
+    "measured/corpus11_en_check.jsonl",
 )
 REAL_FILE = "real:tune"
 REAL_FOLDS = 5

@@ -64,6 +64,8 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "corpus7": ("measured/corpus7_zh_check.jsonl",),
     "corpus8": ("measured/corpus8_zh_check.jsonl",),
     "corpus9": ("measured/corpus9_zh_check.jsonl",),
+    "corpus10": ("measured/corpus10_zh_check.jsonl",),
+    "corpus11": ("measured/corpus11_zh_check.jsonl",),
 }
 KDCONV = "kdconv-tune"  # the real turns' writer group (many KdConv users)
 C_GRID = (1.0, 3.0, 10.0)  # with 0.3-3.0 every choice (shipped and nested) was 3.0, the top: the grid moved up
