@@ -160,6 +160,19 @@ def test_combine_confident_rule_stands_unless_the_model_is_sure_against_it() -> 
     assert stance_model.combine(_toy(), rule, _probs("none", 0.95)) == (None, True)
 
 
+def test_combine_a_confident_rule_dislike_stands_where_other_rule_stances_do_not() -> None:
+    # As shipped: no rule stance is trusted by itself (trust_rule 2.0) but a dislike at trust_dislikes is.
+    m = stance_model.StanceModel(stance_model.CLASSES, {}, 2.0, 0.7, 0.3, 0.7, "", trust_dislikes=0.8)
+    dislike = stance_model.RuleView("dislikes", 0.8, False)
+    assert stance_model.combine(m, dislike, _probs("interested", 0.65)) == ("dislikes", False)
+    assert stance_model.combine(m, dislike, _probs("interested", 0.75)) == ("interested", True)
+    weak = stance_model.RuleView("dislikes", 0.6, False)  # below trust_dislikes: the model decides
+    assert stance_model.combine(m, weak, _probs("interested", 0.65)) == ("interested", True)
+    liking = stance_model.RuleView("interested", 0.9, False)
+    assert stance_model.combine(m, liking, _probs("knows", 0.5)) == ("knows", True)
+    assert stance_model.shipped().trust_dislikes < 1.0
+
+
 def test_combine_model_decides_where_rules_are_silent_or_weak() -> None:
     silent = stance_model.RuleView(None, 0.0, False)
     assert stance_model.combine(_toy(), silent, _probs("knows", 0.6)) == ("knows", True)

@@ -259,6 +259,14 @@ class StanceModel:
     decide: float  # the model's probability needed to decide where the rules are unsure or silent
     unblock: float  # the model's probability needed to give a stance the rules blocked (negation, another person)
     version: str
+    # A rule `dislikes` at or above this confidence stands unless the model is `overrule` sure against it (2.0:
+    # like any other rule stance). Dislikes are rare in chats and their cues specific ("a letdown", "corny"),
+    # while the model's words lean to liking; chosen on ReDial train's seeker verdicts (eval/train_stance_model.py).
+    trust_dislikes: float = 2.0
+
+    def trust(self, stance: str | None) -> float:
+        """The confidence at which the rules' `stance` stands unless the model is sure against it."""
+        return self.trust_dislikes if stance == "dislikes" else self.trust_rule
 
     def probabilities(self, feats: Mapping[str, float]) -> dict[str, float]:
         return dict(zip(self.classes, softmax(self.weights, feats, [0.0] * len(self.classes))))
@@ -274,6 +282,7 @@ def model_from_json(data: Mapping[str, Any]) -> StanceModel:
         decide=float(data["decide"]),
         unblock=float(data["unblock"]),
         version=str(data.get("version", "")),
+        trust_dislikes=float(data.get("trust_dislikes", 2.0)),
     )
 
 
@@ -312,13 +321,13 @@ class RuleView:
 def combine(m: StanceModel, rule: RuleView, probs: Mapping[str, float]) -> tuple[str | None, bool]:
     """The final stance (None: no stance) and whether the model decided it.
 
-    A rule stance at or above `trust_rule` stands unless the model gives another class at least
+    A rule stance at or above `trust_rule` (`trust_dislikes` for a dislike) stands unless the model gives another class at least
     `overrule`; a blocked concept gets a stance only when the model is at least `unblock` sure of one
     (so is a concept named only in a question, a hypothetical or another person's clause); otherwise (a weak rule stance, or silence) the model's class wins when it is at least `decide`
     sure, ``none`` included, and the rule reading stands when the model is unsure."""
     best = max(probs, key=lambda c: probs[c])
     p = probs[best]
-    if rule.stance is not None and rule.confidence >= m.trust_rule:
+    if rule.stance is not None and rule.confidence >= m.trust(rule.stance):
         if best != rule.stance and p >= m.overrule:
             return (None if best == "none" else best), True
         return rule.stance, False
@@ -333,7 +342,7 @@ def combine(m: StanceModel, rule: RuleView, probs: Mapping[str, float]) -> tuple
 
 def _may_change(m: StanceModel, rule: RuleView) -> bool:
     """Can combine() give anything but the rule reading, whatever the model says?"""
-    if rule.stance is not None and rule.confidence >= m.trust_rule:
+    if rule.stance is not None and rule.confidence >= m.trust(rule.stance):
         return m.overrule <= 1.0
     if rule.stance is None and (rule.blocked or rule.aside):
         return m.unblock <= 1.0
