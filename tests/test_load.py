@@ -39,28 +39,50 @@ FOCUSES = [None, "How do I deploy Django?", "React", "数据库"]
 STUCK_S = 15.0
 
 
-def _project_frames(dump: str) -> str:
-    """faulthandler's all-threads dump cut to the threads that do something: each as its innermost frame
-    (where it waits) and then its graphmem frames (or its next frames), one short line apiece. Idle pool
-    workers (waiting in queue.get) and the event loop's thread are left out."""
+Frame = tuple[str, str, str]  # (file, line, function)
+
+
+def _condense(threads: list[list[Frame]]) -> str:
+    """An all-threads dump cut to the threads that do something: each as its innermost frame (where it waits)
+    and then its graphmem frames (or its next frames), one short line apiece. Idle pool workers (waiting in
+    queue.get) and the event loop's thread are left out."""
     out = []
-    for block in re.split(r"\n(?=(?:Current thread|Thread) 0x)", dump):
-        frames = re.findall(r'File "([^"]+)", line (\d+) in (\S+)', block)
+    for frames in threads:
         if not frames:
             continue
-        ours = [f for f in frames if "/graphmem/" in f[0]]
-        idle = len(frames) > 1 and frames[1][2] == "get" and frames[1][0].endswith("queue.py")
+        ours = [f for f in frames if "graphmem/" in f[0] and "site-packages" not in f[0]]
+        idle = len(frames) > 1 and frames[1][2].endswith("get") and frames[1][0].endswith("queue.py")
         if not ours and (idle or frames[0][0].endswith("runners.py")):
             continue
         where = [frames[0]] + ([f for f in ours if f is not frames[0]][:8] or frames[1:6])
         out.append(" <- ".join(f"{Path(f).name}:{line} {fn}" for f, line, fn in where))
-    return "\n".join(out) or f"every thread idle ({len(dump)} characters of dump in the API log)"
+    return "\n".join(out) or "every thread idle"
+
+
+def _faulthandler_threads(dump: str) -> list[list[Frame]]:
+    """faulthandler's format: 'Thread 0x…' blocks of 'File "…", line N in f' lines, innermost first."""
+    return [
+        re.findall(r'File "([^"]+)", line (\d+) in (\S+)', block)
+        for block in re.split(r"\n(?=(?:Current thread|Thread) 0x)", dump)
+    ]
+
+
+def _py_spy_threads(dump: str) -> list[list[Frame]]:
+    """py-spy's format: 'Thread N (state): "name"' blocks of '    f (file:line)' lines, innermost first."""
+    return [
+        [(file, line, fn) for fn, file, line in re.findall(r"^\s+(\S+) \((\S+?):(\d+)\)$", block, re.M)]
+        for block in re.split(r"\n(?=Thread \d+)", dump)
+    ]
 
 
 def _dump_stuck(store, api_pid: int, log_path: Path, what: str) -> str:
-    """Diagnostics for a hung request: the API's threads' CPU and stacks (SIGUSR1 -> faulthandler into the
-    API log; the project's frames condensed) and Neo4j's open transactions. Printed, and returned condensed:
-    CI shows only the start and the end of a failure's output, so the assertion message carries it."""
+    """Diagnostics for a hung request: the API's threads' CPU and stacks (py-spy, read from outside; the
+    project's frames condensed) and Neo4j's open transactions. Printed, and returned condensed: CI shows only
+    the start and the end of a failure's output, so the assertion message carries it.
+
+    The stacks come from py-spy when it is installed (the test extra has it). SIGUSR1 -> faulthandler in the API
+    is only the fallback: faulthandler walks every thread from a signal handler while they run, which can crash
+    the process it diagnoses (it did once in CI, turning two slow requests into 7,000 connection errors)."""
     lines = [f"stuck: {what}"]
     # A thread spinning in native code (no Python frame moves) shows as CPU time, not in a stack.
     try:
@@ -73,10 +95,17 @@ def _dump_stuck(store, api_pid: int, log_path: Path, what: str) -> str:
         lines.append("API threads' CPU over 1 s: " + ", ".join(f"tid {i} {d:.2f} s" for d, i in busy[:4]))
     except psutil.Error as exc:
         lines.append(f"thread CPU not read: {exc}")
-    size = log_path.stat().st_size if log_path.exists() else 0
-    os.kill(api_pid, signal.SIGUSR1)
-    time.sleep(1.0)
-    lines.append(_project_frames(log_path.read_bytes()[size:].decode(errors="replace")))
+    spy = shutil.which("py-spy") or shutil.which("py-spy", path=str(Path(sys.executable).parent))
+    full = ""
+    if spy:
+        out = subprocess.run([spy, "dump", "--pid", str(api_pid)], capture_output=True, text=True, timeout=60)
+        full = f"py-spy dump of the API:\n{out.stdout[-30000:]}{out.stderr[-2000:]}"
+        lines.append(_condense(_py_spy_threads(out.stdout)))
+    else:
+        size = log_path.stat().st_size if log_path.exists() else 0
+        os.kill(api_pid, signal.SIGUSR1)
+        time.sleep(1.0)
+        lines.append(_condense(_faulthandler_threads(log_path.read_bytes()[size:].decode(errors="replace"))))
     try:
         with store._driver.session(database=store.database) as session:
             for r in session.run(
@@ -89,10 +118,8 @@ def _dump_stuck(store, api_pid: int, log_path: Path, what: str) -> str:
         lines.append(f"SHOW TRANSACTIONS failed: {exc}")
     report = "\n".join(lines)
     print(report)
-    spy = shutil.which("py-spy") or shutil.which("py-spy", path=str(Path(sys.executable).parent))
-    if spy:  # native frames and idle threads too (printed only: too long for the assertion message)
-        out = subprocess.run([spy, "dump", "--pid", str(api_pid)], capture_output=True, text=True, timeout=60)
-        print(f"py-spy dump of the API:\n{out.stdout[-30000:]}{out.stderr[-2000:]}")
+    if full:  # native frames and idle threads too (printed only: too long for the assertion message)
+        print(full)
     return report
 
 
