@@ -51,6 +51,17 @@ def load_items(path: Path = DEVSET) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def real_turns(language: str, data: Path) -> list[tuple[str, dict[str, Any]]]:
+    """Every labelled real turn of `language` in REAL_SETS as (its set's file name, the item with its "text"
+    read from the shared data): what the stance models train on (part tune) and report (part check)."""
+    return [
+        (path.name, {**it, "text": turn_text(it, data)})
+        for path in REAL_SETS
+        for it in load_items(path)
+        if it["language"] == language
+    ]
+
+
 @cache
 def _kdconv(data: Path, source: str) -> list[dict[str, Any]]:
     return json.loads((data / source).read_text(encoding="utf-8"))

@@ -64,7 +64,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from eval.common import shared_data_dir  # noqa: E402
-from eval.stance_eval import REAL_SETS, load_items, turn_text  # noqa: E402
+from eval.stance_eval import real_turns  # noqa: E402
 from graphmem.extraction import stance_model  # noqa: E402
 from graphmem.extraction.extractor import ConceptExtractor  # noqa: E402
 from graphmem.extraction.normalize import concept_key  # noqa: E402
@@ -178,14 +178,7 @@ def _natural(writer: str) -> list[dict[str, Any]]:
 
 
 def _real(part: str) -> list[dict[str, Any]]:
-    data = shared_data_dir()
-    return [
-        {**it, "text": turn_text(it, data), "file": f"real:{part}"}
-        for path in REAL_SETS
-        if path.exists()
-        for it in load_items(path)
-        if it["language"] == "en" and it["part"] == part
-    ]
+    return [{**it, "file": f"real:{part}"} for _, it in real_turns("en", shared_data_dir()) if it["part"] == part]
 
 
 def build(rows: Sequence[dict[str, Any]], writer: str) -> list[Item]:

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.common import REPO, shared_data_dir
-from eval.stance_eval import REAL_SETS, load_items, turn_text
+from eval.stance_eval import real_turns
 from graphmem.extraction import stances as stances_mod
 from graphmem.extraction.extractor import ConceptExtractor
 from graphmem.extraction.normalize import concept_key
@@ -102,11 +102,8 @@ def _raw_items() -> list[tuple[str, dict[str, Any], str, str]]:
                     if it["language"] == "zh":
                         out.append((writer, it, it["text"], name))
     data = shared_data_dir()
-    for path in REAL_SETS:
-        for it in load_items(path) if path.is_file() else []:
-            if it["language"] == "zh":
-                writer = KDCONV if it["part"] == "tune" else "kdconv-check"
-                out.append((writer, it, turn_text(it, data), path.name))
+    for name, it in real_turns("zh", data):
+        out.append((KDCONV if it["part"] == "tune" else "kdconv-check", it, it["text"], name))
     return out
 
 
