@@ -25,7 +25,9 @@ labelled ones, labels in ``eval/data/block_labels_fresh.csv``, set aside and lab
 blocks helper's second issue-13 round and scored only before and after it). ``--fresh2`` scores a second held-out
 sample (``FRESH2``: Bridge validation and KdConv dev chats picked by a seeded rule, labels in
 ``eval/data/block_labels_fresh2.csv``, labelled by helper "blocks3" before any rule of its round); ``--fresh3`` a third (``FRESH3``, likewise, labels in
-``eval/data/block_labels_fresh3.csv``, labelled by helper "blocks4" before any rule of its round).
+``eval/data/block_labels_fresh3.csv``, labelled by helper "blocks4" before any rule of its round); ``--fresh4`` a fourth (``FRESH4``: ReDial valid, Bridge
+validation and KdConv dev chats picked by a seeded rule, labels in ``eval/data/block_labels_fresh4.csv``, labelled by
+helper "blocks5" before any rule or model of its round).
 
 ``python -m eval.block_sample`` re-renders the blocks and reports which labelled items are still
 present, item precision over the present labelled items, and lists new unlabelled items (to label;
@@ -77,6 +79,17 @@ FRESH3: dict[str, tuple[int, ...]] = {
     "bridge": (22, 27, 32, 35, 40, 42, 43, 45, 48, 49, 51, 52, 53, 57, 59, 67),
     "kdconv": (10, 28),
 }
+# A fourth held-out sample (``--fresh4``, helper "blocks5"): chats no earlier label file covered, picked by a seeded rule
+# before any rule or model of that round — ReDial valid: random.Random(15).sample(range(20, 100), 8) (no earlier sample
+# covers ReDial chats >= 20); Bridge validation: random.Random(15).sample of the 19 chats of range(20, 71) that FRESH2 and
+# FRESH3 do not cover, 12 of them; KdConv dev: random.Random(15).sample of the 19 indices of range(7, 30) that FRESH2 and
+# FRESH3 do not cover, 2 of them (each domain) — and labelled then (``FRESH4_LABELS``).
+FRESH4_LABELS = REPO / "eval" / "data" / "block_labels_fresh4.csv"
+FRESH4: dict[str, tuple[int, ...]] = {
+    "redial": (21, 22, 24, 27, 40, 46, 50, 86),
+    "bridge": (20, 21, 23, 25, 30, 37, 46, 50, 55, 56, 60, 65),
+    "kdconv": (7, 14),
+}
 SECTIONS = ("core_topics", "related_concepts", "avoid", "knowledge_gaps")
 
 
@@ -85,9 +98,10 @@ def _items(ctx: Any) -> list[tuple[str, str]]:
 
 
 def _picks(sample: str) -> dict[str, set[int]]:
-    """Chat indices (per domain for KdConv) of a sample: "main", "fresh", "fresh2" or "fresh3"."""
-    if sample in ("fresh2", "fresh3"):
-        return {ds: set(ix) for ds, ix in (FRESH2 if sample == "fresh2" else FRESH3).items()}
+    """Chat indices (per domain for KdConv) of a sample: "main", "fresh", "fresh2", "fresh3" or "fresh4"."""
+    seeded = {"fresh2": FRESH2, "fresh3": FRESH3, "fresh4": FRESH4}
+    if sample in seeded:
+        return {ds: set(ix) for ds, ix in seeded[sample].items()}
     spans = (
         FRESH
         if sample == "fresh"
@@ -100,7 +114,7 @@ def produce(fresh: bool = False, sample: str | None = None) -> list[dict[str, An
     """Every sampled block item: {dataset, conversation, section, item, turns (for --dump only)}.
 
     ``fresh``: the held-out chats of ``FRESH`` instead of the labelled sample (the same tenants are built);
-    ``sample="fresh2"`` / ``"fresh3"``: those of ``FRESH2`` / ``FRESH3``."""
+    ``sample="fresh2"`` / ``"fresh3"`` / ``"fresh4"``: those of ``FRESH2`` / ``FRESH3`` / ``FRESH4``."""
     picks = _picks(sample or ("fresh" if fresh else "main"))
     data = shared_data_dir()
     mem = make_memory()
@@ -231,7 +245,13 @@ def run(
 ) -> dict[str, Any]:
     started = time.perf_counter()
     sample = sample or ("fresh" if fresh else "main")
-    labels = {"main": LABELS, "fresh": FRESH_LABELS, "fresh2": FRESH2_LABELS, "fresh3": FRESH3_LABELS}[sample]
+    labels = {
+        "main": LABELS,
+        "fresh": FRESH_LABELS,
+        "fresh2": FRESH2_LABELS,
+        "fresh3": FRESH3_LABELS,
+        "fresh4": FRESH4_LABELS,
+    }[sample]
     res = report(produce(sample=sample), read_labels(labels), verbose)
     res["seconds"] = round(time.perf_counter() - started, 1)
     return res
@@ -257,8 +277,11 @@ if __name__ == "__main__":
     ap.add_argument("--fresh", action="store_true", help="the held-out chats (FRESH) and their own labels")
     ap.add_argument("--fresh2", action="store_true", help="the second held-out sample (FRESH2) and its own labels")
     ap.add_argument("--fresh3", action="store_true", help="the third held-out sample (FRESH3) and its own labels")
+    ap.add_argument("--fresh4", action="store_true", help="the fourth held-out sample (FRESH4) and its own labels")
     a = ap.parse_args()
-    chosen = "fresh3" if a.fresh3 else "fresh2" if a.fresh2 else "fresh" if a.fresh else "main"
+    chosen = (
+        "fresh4" if a.fresh4 else "fresh3" if a.fresh3 else "fresh2" if a.fresh2 else "fresh" if a.fresh else "main"
+    )
     if a.dump:
         dump(produce(sample=chosen))
     else:
