@@ -195,7 +195,27 @@ def profile_user(mem: GraphMemory, tenant: str, uid: str) -> dict[str, Any]:
         ("concepts_search", {**p, "query": concept["name"].split()[0].lower(), "limit": 5}),
         ("ingest_lock_user", {**p, "turn_ids": [f"{uid}-t0", f"{uid}-t1"]}),
         ("ingest_existing_turns", {**p, "turn_ids": [f"{uid}-t0", f"{uid}-t1"]}),
-        ("ingest_refresh_interests", {**p, "keys": interest_keys[:5], "names": names}),
+        (
+            "ingest_write_all",
+            {
+                **p,
+                "session_id": "profile",
+                "turns": [
+                    {
+                        "turn_id": f"{uid}-profile",
+                        "role": "user",
+                        "text": "x",
+                        "ts": "2026-01-01T00:00:00+00:00",
+                        "language": "en",
+                        "tokens": 1,
+                    }
+                ],
+                "mentions": [],
+                "stances": [],
+                "keys": interest_keys[:5],
+                "names": names,
+            },
+        ),
         ("user_list", {"tenant": tenant, "limit": 1000}),
         (
             "user_write_weights",

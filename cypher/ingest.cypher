@@ -92,26 +92,6 @@ CALL () {
 }
 RETURN existing, catalog_version, prior_role, prior_language, prior_mentions;
 
-// name: ingest_write_turns
-// Stores new raw turns under their session. Turn text is written once and never updated.
-MATCH (u:User {tenant: $tenant, id: $user_id})
-SET u.version = u.version + 1, u.updated_at = datetime()
-MERGE (s:Session {tenant: $tenant, user_id: $user_id, id: $session_id})
-  ON CREATE SET s.started_at = datetime($turns[0].ts), s.last_at = datetime($turns[0].ts), s.name = $session_id
-MERGE (u)-[:HAD_SESSION]->(s)
-WITH s
-UNWIND $turns AS row
-CREATE (t:Turn {
-  tenant: $tenant, user_id: $user_id, session_id: $session_id, id: row.turn_id,
-  role: row.role, text: row.text, ts: datetime(row.ts), language: row.language,
-  tokens: row.tokens, ingested_at: datetime()
-})
-CREATE (s)-[:HAS_TURN]->(t)
-WITH s, min(t.ts) AS first_ts, max(t.ts) AS last_ts, count(t) AS written
-SET s.started_at = CASE WHEN first_ts < s.started_at THEN first_ts ELSE s.started_at END,
-    s.last_at = CASE WHEN last_ts > s.last_at THEN last_ts ELSE s.last_at END
-RETURN written;
-
 // name: ingest_merge_concepts
 // Creates tenant concepts first seen in conversation; catalog concepts keep their catalog data.
 UNWIND $concepts AS row
@@ -120,31 +100,6 @@ MERGE (c:Concept {tenant: $tenant, key: row.key})
                 c.in_catalog = false, c.critical = false, c.aliases = [], c.aliases_text = '',
                 c.created_at = datetime()
 RETURN count(c) AS concepts;
-
-// name: ingest_mentions
-// Provenance of each concept mention: turn, span, extractor, confidence, role, time.
-UNWIND $mentions AS row
-MATCH (t:Turn {tenant: $tenant, user_id: $user_id, id: row.turn_id})
-MATCH (c:Concept {tenant: $tenant, key: row.key})
-// tenant / user_id / key are repeated on the mention so that a user's mentions of one concept are an
-// index seek (mention_owner), not an expansion over every user's mentions of a shared concept.
-CREATE (t)-[:MENTIONS {
-  tenant: $tenant, user_id: $user_id, key: row.key,
-  start: row.start, end: row.end, surface: row.surface, extractor: row.extractor,
-  confidence: row.confidence, role: row.role, ts: datetime(row.ts), session_id: t.session_id
-}]->(c)
-RETURN count(*) AS mentions;
-
-// name: ingest_stances
-// The user's stance toward a concept as stated in one turn (later turns supersede earlier ones).
-UNWIND $stances AS row
-MATCH (t:Turn {tenant: $tenant, user_id: $user_id, id: row.turn_id})
-MATCH (c:Concept {tenant: $tenant, key: row.key})
-CREATE (t)-[:EXPRESSES {
-  stance: row.stance, start: row.start, end: row.end, cue: row.cue,
-  confidence: row.confidence, ts: datetime(row.ts), seq: row.seq
-}]->(c)
-RETURN count(*) AS stances;
 
 // name: ingest_relations
 // Relations extracted from this user's conversation, one row per concept pair (turns, extractors and
@@ -173,51 +128,110 @@ SET r.turn_ids = r.turn_ids + row.turn_ids,
     r.count = size(r.turn_ids) + size(row.turn_ids), r.updated_at = datetime()
 RETURN count(r) AS relations;
 
-// name: ingest_refresh_interests
-// Recomputes the user's interest in each touched concept from the stored mentions (idempotent by construction).
-UNWIND $keys AS key
-MATCH (u:User {tenant: $tenant, id: $user_id})
-MATCH (c:Concept {tenant: $tenant, key: key})
-MERGE (i:Interest {tenant: $tenant, user_id: $user_id, key: key})
-  ON CREATE SET i.created_at = datetime(), i.tier = 'related', i:Related, i.weight = 0.0,
-                i.initial_weight = 0.0, i.propagated_weight = 0.0
-MERGE (u)-[:HAS_INTEREST]->(i)
-MERGE (i)-[:ABOUT]->(c)
-// The user's own spelling of a concept outside the catalog: another user who named it first
-// (the shared concept node keeps their spelling) never changes how this user's graph reads.
-SET i.own_name = coalesce(i.own_name, $names[key])
-WITH i, c
-CALL (c) {
-  // A turn that names the concept several times counts once: mentions are per turn.
-  OPTIONAL MATCH (t:Turn {tenant: $tenant, user_id: $user_id})-[m:MENTIONS {tenant: $tenant, user_id: $user_id, key: c.key}]->(c)
-  WITH t, min(m.ts) AS ts, head(collect(m.role)) AS role
-  ORDER BY ts, t.id
-  RETURN count(t) AS mentions,
-         sum(CASE WHEN role = 'user' THEN 1 ELSE 0 END) AS user_mentions,
-         sum(CASE WHEN role = 'assistant' THEN 1 ELSE 0 END) AS assistant_mentions,
-         min(ts) AS first_seen, max(ts) AS last_seen,
-         collect(ts.epochMillis / 1000.0) AS mention_ts,
-         collect(role) AS mention_roles,
-         collect(DISTINCT t.session_id) AS sessions,
-         collect(t.id) AS turn_ids
+// name: ingest_write_all
+// One round trip for the write of new turns (the agent loop's ingest paid one per statement, 2-5 ms apiece
+// on a loaded machine): the turns under their session (ingest_write_turns), their mentions
+// (ingest_mentions) and stances (ingest_stances), then the user's interest in each touched concept
+// recomputed from the stored mentions (ingest_refresh_interests), each part a subquery that sees the
+// parts before it. One row: how many mentions and stances were linked (fewer than given: a concept
+// vanished meanwhile) and the refreshed interest rows, shaped as user_interests returns them.
+CALL () {
+  MATCH (u:User {tenant: $tenant, id: $user_id})
+  SET u.version = u.version + 1, u.updated_at = datetime()
+  MERGE (s:Session {tenant: $tenant, user_id: $user_id, id: $session_id})
+    ON CREATE SET s.started_at = datetime($turns[0].ts), s.last_at = datetime($turns[0].ts), s.name = $session_id
+  MERGE (u)-[:HAD_SESSION]->(s)
+  WITH s
+  UNWIND $turns AS row
+  CREATE (t:Turn {
+    tenant: $tenant, user_id: $user_id, session_id: $session_id, id: row.turn_id,
+    role: row.role, text: row.text, ts: datetime(row.ts), language: row.language,
+    tokens: row.tokens, ingested_at: datetime()
+  })
+  CREATE (s)-[:HAS_TURN]->(t)
+  WITH s, min(t.ts) AS first_ts, max(t.ts) AS last_ts, count(t) AS written
+  SET s.started_at = CASE WHEN first_ts < s.started_at THEN first_ts ELSE s.started_at END,
+      s.last_at = CASE WHEN last_ts > s.last_at THEN last_ts ELSE s.last_at END
+  RETURN written
 }
-CALL (c) {
-  OPTIONAL MATCH (t:Turn {tenant: $tenant, user_id: $user_id})-[e:EXPRESSES]->(c)
-  WITH e ORDER BY e.ts DESC, e.seq DESC
-  RETURN collect(e.stance)[0] AS stance, collect(e.ts)[0] AS stance_at
+CALL () {
+  UNWIND $mentions AS row
+  MATCH (t:Turn {tenant: $tenant, user_id: $user_id, id: row.turn_id})
+  MATCH (c:Concept {tenant: $tenant, key: row.key})
+  CREATE (t)-[:MENTIONS {
+    tenant: $tenant, user_id: $user_id, key: row.key,
+    start: row.start, end: row.end, surface: row.surface, extractor: row.extractor,
+    confidence: row.confidence, role: row.role, ts: datetime(row.ts), session_id: t.session_id
+  }]->(c)
+  RETURN count(*) AS mentions
 }
-SET i.name = CASE WHEN c.in_catalog OR i.own_name IS NULL THEN c.name ELSE i.own_name END,
-    i.mentions = mentions, i.user_mentions = user_mentions,
-    i.assistant_mentions = assistant_mentions, i.first_seen = first_seen, i.last_seen = last_seen,
-    i.mention_ts = mention_ts, i.mention_roles = mention_roles, i.sessions = sessions,
-    i.evidence = turn_ids[-20..], i.stance = stance, i.stance_at = stance_at
-// The refreshed rows, shaped as user_interests returns them: the service updates its cached graph
-// with them instead of reloading every interest of the user after each ingest.
-RETURN i.key AS key, i.name AS name, c.type AS type, c.in_catalog AS in_catalog, c.critical AS critical,
-       coalesce(i.user_mentions, 0) AS user_mentions, coalesce(i.assistant_mentions, 0) AS assistant_mentions,
-       i.stance AS stance, i.first_seen.epochSeconds * 1000000 + i.first_seen.microsecond AS first_seen_us,
-       i.last_seen.epochSeconds * 1000000 + i.last_seen.microsecond AS last_seen_us,
-       coalesce(i.sessions, []) AS sessions, i.tier AS tier,
-       i.compacted_at.epochSeconds * 1000000 + i.compacted_at.microsecond AS compacted_at_us,
-       coalesce(i.evidence, []) AS evidence, coalesce(i.mention_ts, []) AS mention_ts,
-       coalesce(i.mention_roles, []) AS mention_roles, i.weight AS weight;
+CALL () {
+  UNWIND $stances AS row
+  MATCH (t:Turn {tenant: $tenant, user_id: $user_id, id: row.turn_id})
+  MATCH (c:Concept {tenant: $tenant, key: row.key})
+  CREATE (t)-[:EXPRESSES {
+    stance: row.stance, start: row.start, end: row.end, cue: row.cue,
+    confidence: row.confidence, ts: datetime(row.ts), seq: row.seq
+  }]->(c)
+  RETURN count(*) AS stances
+}
+CALL () {
+  UNWIND $keys AS key
+  MATCH (u:User {tenant: $tenant, id: $user_id})
+  MATCH (c:Concept {tenant: $tenant, key: key})
+  MERGE (i:Interest {tenant: $tenant, user_id: $user_id, key: key})
+    ON CREATE SET i.created_at = datetime(), i.tier = 'related', i:Related, i.weight = 0.0,
+                  i.initial_weight = 0.0, i.propagated_weight = 0.0
+  MERGE (u)-[:HAS_INTEREST]->(i)
+  MERGE (i)-[:ABOUT]->(c)
+  // The user's own spelling of a concept outside the catalog: another user who named it first
+  // (the shared concept node keeps their spelling) never changes how this user's graph reads.
+  SET i.own_name = coalesce(i.own_name, $names[key])
+  WITH i, c
+  CALL (c) {
+    // A turn that names the concept several times counts once: mentions are per turn.
+    OPTIONAL MATCH (t:Turn {tenant: $tenant, user_id: $user_id})-[m:MENTIONS {tenant: $tenant, user_id: $user_id, key: c.key}]->(c)
+    WITH t, min(m.ts) AS ts, head(collect(m.role)) AS role
+    ORDER BY ts, t.id
+    RETURN count(t) AS mentions,
+           sum(CASE WHEN role = 'user' THEN 1 ELSE 0 END) AS user_mentions,
+           sum(CASE WHEN role = 'assistant' THEN 1 ELSE 0 END) AS assistant_mentions,
+           min(ts) AS first_seen, max(ts) AS last_seen,
+           collect(ts.epochMillis / 1000.0) AS mention_ts,
+           collect(role) AS mention_roles,
+           collect(DISTINCT t.session_id) AS sessions,
+           collect(t.id) AS turn_ids
+  }
+  CALL (c) {
+    OPTIONAL MATCH (t:Turn {tenant: $tenant, user_id: $user_id})-[e:EXPRESSES]->(c)
+    WITH e ORDER BY e.ts DESC, e.seq DESC
+    RETURN collect(e.stance)[0] AS stance, collect(e.ts)[0] AS stance_at
+  }
+  SET i.name = CASE WHEN c.in_catalog OR i.own_name IS NULL THEN c.name ELSE i.own_name END,
+      i.mentions = mentions, i.user_mentions = user_mentions,
+      i.assistant_mentions = assistant_mentions, i.first_seen = first_seen, i.last_seen = last_seen,
+      i.mention_ts = mention_ts, i.mention_roles = mention_roles, i.sessions = sessions,
+      i.evidence = turn_ids[-20..], i.stance = stance, i.stance_at = stance_at
+  // The refreshed rows, shaped as user_interests returns them: the service updates its cached graph
+  // with them instead of reloading every interest of the user after each ingest.
+  RETURN collect({
+    key: i.key,
+    name: i.name,
+    type: c.type,
+    in_catalog: c.in_catalog,
+    critical: c.critical,
+    user_mentions: coalesce(i.user_mentions, 0),
+    assistant_mentions: coalesce(i.assistant_mentions, 0),
+    stance: i.stance,
+    first_seen_us: i.first_seen.epochSeconds * 1000000 + i.first_seen.microsecond,
+    last_seen_us: i.last_seen.epochSeconds * 1000000 + i.last_seen.microsecond,
+    sessions: coalesce(i.sessions, []),
+    tier: i.tier,
+    compacted_at_us: i.compacted_at.epochSeconds * 1000000 + i.compacted_at.microsecond,
+    evidence: coalesce(i.evidence, []),
+    mention_ts: coalesce(i.mention_ts, []),
+    mention_roles: coalesce(i.mention_roles, []),
+    weight: i.weight
+  }) AS refreshed
+}
+RETURN written, mentions, stances, refreshed;

@@ -2,7 +2,7 @@
 
 Used only by the scale benchmark's loader (bench/scale_bench.py) through
 :meth:`graphmem.store.Neo4jStore.bulk_load_users`. Interest rows are derived from
-the turns exactly as ``ingest_refresh_interests`` derives them from stored
+the turns exactly as ``ingest_write_all`` derives them from stored
 mentions and stances, so a bulk-loaded user reads like one written turn by turn.
 """
 
@@ -56,7 +56,7 @@ def mention_row(turn_id: str, m: ConceptMention, role: str, ts: Any) -> dict[str
 
 
 def _epoch_s(ts: datetime) -> float:
-    # As ingest_refresh_interests stores it: epochMillis / 1000.0.
+    # As ingest_write_all stores it: epochMillis / 1000.0.
     return int(ts.timestamp() * 1000) / 1000.0
 
 
@@ -173,7 +173,7 @@ class _UserRows:
             self.out.interests.append(self._interest(key))
 
     def _interest(self, key: str) -> dict[str, Any]:
-        """The concept's interest row as ``ingest_refresh_interests`` computes it."""
+        """The concept's interest row as ``ingest_write_all`` computes it."""
         seen = sorted((ts, tid, role) for tid, (ts, role) in self.mentioned.get(key, {}).items())
         stance = self.stance_of.get(key)
         return {

@@ -73,7 +73,7 @@ class _Interest:
     tier: str = "related"
     weight: float | None = 0.0
     compacted_at: datetime | None = None
-    row: dict[str, Any] = field(default_factory=dict)  # the counts, as ingest_refresh_interests sets them
+    row: dict[str, Any] = field(default_factory=dict)  # the counts, as ingest_write_all sets them
 
 
 @dataclass
@@ -296,7 +296,7 @@ class InMemoryStore:
         t.concepts.setdefault(key, _Concept(key, name, type_, language))
 
     def _refresh_interest(self, t: _Tenant, u: _User, key: str, name: str | None) -> dict[str, Any]:
-        """The user's interest in one concept recomputed from the stored mentions (ingest_refresh_interests)."""
+        """The user's interest in one concept recomputed from the stored mentions (ingest_write_all)."""
         i = u.interests.get(key)
         if i is None:
             i = u.interests[key] = _Interest(key, name)

@@ -346,9 +346,9 @@ class Neo4jStore:
             auth=(settings.neo4j_user, settings.neo4j_password),
             # Fail fast when Neo4j is down: the API answers 503 instead of hanging.
             connection_timeout=3.0,
-            connection_acquisition_timeout=5.0,
+            connection_acquisition_timeout=settings.neo4j_acquisition_timeout_s,
             max_transaction_retry_time=3.0,
-            liveness_check_timeout=5.0,
+            liveness_check_timeout=settings.neo4j_liveness_check_s,
             # Schema-related warnings ("unknown relationship type" on an empty graph) are noise here.
             notifications_min_severity="OFF",
         )
@@ -739,36 +739,36 @@ class Neo4jStore:
         stances.sort(key=lambda m: (m["key"], m["seq"]))
         relation_rows = {rel_type: _relation_pairs(rows) for rel_type, rows in relations.items()}
         p = user.params(session_id=session_id)
-        self._run(tx, "ingest_write_turns", turns=turn_rows, **p)
-        if fault:
-            fault("turns")
         if concepts and recreate:
             # A re-run after a concept vanished (another user's erase removed it as an orphan after
             # _ensure_concepts): create it again in this transaction. Normally the concepts exist.
             self._run(tx, "ingest_merge_concepts", concepts=list(concepts.values()), **p)
-        if mentions:
-            _expect(self._run(tx, "ingest_mentions", mentions=mentions, **p), "mentions", len(mentions))
-        if fault:
-            fault("mentions")
-        if stances:
-            _expect(self._run(tx, "ingest_stances", stances=stances, **p), "stances", len(stances))
+        # Relations need only the concepts; one statement per type (a relationship type is not a parameter).
         for rel_type in sorted(relation_rows, key=lambda r: r.value):
             rows = relation_rows[rel_type]
             _expect(self._run(tx, "ingest_relations", rel_type, relations=rows, **p), "relations", len(rows))
         if fault:
             fault("relations")
-        if concepts:
-            refreshed = self._run(
-                tx,
-                "ingest_refresh_interests",
-                keys=sorted(concepts),
-                names={k: c["name"] for k, c in concepts.items()},
-                **p,
-            )
-            if len(refreshed) != len(concepts):
-                raise ConceptGone(f"{len(concepts) - len(refreshed)} concept(s) vanished during the write")
-            return refreshed
-        return []
+        # Turns, mentions, stances and the refreshed interests in one statement: one round trip.
+        written = self._run_flat(
+            tx,
+            "ingest_write_all",
+            turns=turn_rows,
+            mentions=mentions,
+            stances=stances,
+            keys=sorted(concepts),
+            names={k: c["name"] for k, c in concepts.items()},
+            **p,
+        )[0]
+        if fault:
+            fault("turns")
+            fault("mentions")
+        _expect([written], "mentions", len(mentions))
+        _expect([written], "stances", len(stances))
+        refreshed: list[dict[str, Any]] = written["refreshed"]
+        if len(refreshed) != len(concepts):
+            raise ConceptGone(f"{len(concepts) - len(refreshed)} concept(s) vanished during the write")
+        return refreshed
 
     # -- reading a user's graph ------------------------------------------------
 

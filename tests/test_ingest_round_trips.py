@@ -115,6 +115,10 @@ def test_agent_loop_round_trips(store, settings, tenant) -> None:
     assert before_write == ["read", "ingest_reads", "write", "ingest_merge_concepts", "write"], before_write
     # The lock statement says which ids are stored too: no separate read of them in the write.
     assert "ingest_existing_turns" not in seen
+    # The write itself: the lock, the relations (one statement per type; "use" gives one), then turns, mentions,
+    # stances and the refreshed interests in one statement — three round trips where six were.
+    write = seen[seen.index("ingest_lock_user") : seen.index("ingest_write_all") + 1]
+    assert write == ["ingest_lock_user", "ingest_relations", "ingest_write_all"], write
     # The token's versions came from the write's transaction; the synchronous re-rank wrote after it.
     assert written is not None and written[0] < store.user_version(user)[0]
 

@@ -22,6 +22,7 @@ import httpx
 import psutil
 import pytest
 
+from graphmem.neo4j_server import LocalNeo4j
 from graphmem.settings import PROJECT_ROOT
 from graphmem.store import UserRef
 from tests.reliability import FUTURE, MIXED_TEXTS, ApiProcess, keys_spec, run_id, settings_env
@@ -75,7 +76,39 @@ def _py_spy_threads(dump: str) -> list[list[Frame]]:
     ]
 
 
-def _dump_stuck(store, api_pid: int, log_path: Path, what: str) -> str:
+# Frames of a Neo4j thread that waits inside the kernel: locks, commits and bookmark waits.
+_NEO4J_WAITS = ("impl.locking", "LockManager", "commit(", "Commit", "awaitUpToDate", "TransactionIdTracker", "Appender")
+
+
+def _neo4j_threads(pid: int | None) -> str:
+    """Neo4j's side of a stall: the JVM's threads that serve Bolt or wait inside the kernel (jstack), each as
+    its name, state and top frames. The API's stacks show what it waits for; these show why no answer comes."""
+    jstack = shutil.which("jstack")
+    if pid is None or jstack is None:
+        return f"neo4j threads not read (pid {pid}, jstack {jstack})"
+    try:
+        out = subprocess.run([jstack, str(pid)], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"neo4j threads not read: {exc}"
+    keep = []
+    for block in out.split("\n\n"):
+        head = block.splitlines()[0] if block.strip() else ""
+        frames = [ln.strip()[3:] for ln in block.splitlines()[1:] if ln.strip().startswith("at ")]
+        if not head.startswith('"') or not frames:
+            continue
+        name = head.split('"')[1]
+        top = " ".join(frames[:12])
+        # Idle threads (a pool's queue, Netty's epoll wait) say nothing about the stall.
+        if any(idle in top for idle in ("getTask", "awaitWork", "epollWait", "EPoll", "TimeBasedTaskScheduler")):
+            continue
+        if not ("bolt" in name.lower() or any(k in top for k in _NEO4J_WAITS)):
+            continue
+        state = re.search(r"java.lang.Thread.State: (\S+)", block)
+        keep.append(f"jvm {name} [{state.group(1) if state else '?'}]: " + " <- ".join(f[:90] for f in frames[:6]))
+    return "\n".join(keep[:40]) or "neo4j: no Bolt or kernel thread busy"
+
+
+def _dump_stuck(store, api_pid: int, log_path: Path, what: str, neo4j_pid: int | None = None) -> str:
     """Diagnostics for a hung request: the API's threads' CPU and stacks (py-spy, read from outside; the
     project's frames condensed) and Neo4j's open transactions. Printed, and returned condensed: CI shows only
     the start and the end of a failure's output, so the assertion message carries it.
@@ -106,6 +139,7 @@ def _dump_stuck(store, api_pid: int, log_path: Path, what: str) -> str:
         os.kill(api_pid, signal.SIGUSR1)
         time.sleep(1.0)
         lines.append(_condense(_faulthandler_threads(log_path.read_bytes()[size:].decode(errors="replace"))))
+    lines.append(_neo4j_threads(neo4j_pid))
     try:
         with store._driver.session(database=store.database) as session:
             for r in session.run(
@@ -135,6 +169,7 @@ def test_twenty_users_three_rounds_zero_errors_stable_memory(settings, store, tm
     env = {**settings_env(settings), "GRAPHMEM_API_KEYS": keys_spec({key: tenant})}
     api = ApiProcess(env, log_path=tmp_path / "api.log").start()
     proc = psutil.Process(api.pid)
+    neo4j_pid = LocalNeo4j(settings).status().pid
     try:
         with api.client(key) as c:
             assert (
@@ -224,7 +259,7 @@ def test_twenty_users_three_rounds_zero_errors_stable_memory(settings, store, tm
                     dumped.add((uid, started))
                     dumps.append(now)
                     what = f"{kind} {uid} in flight {now - started:.0f} s"
-                    diagnoses.append(_dump_stuck(store, api.pid, tmp_path / "api.log", what))
+                    diagnoses.append(_dump_stuck(store, api.pid, tmp_path / "api.log", what, neo4j_pid))
 
         threads = [threading.Thread(target=user_loop, args=(u,), daemon=True) for u in range(USERS)]
         threading.Thread(target=watchdog, daemon=True).start()
@@ -252,7 +287,9 @@ def test_twenty_users_three_rounds_zero_errors_stable_memory(settings, store, tm
             t.join(60)
         joined.set()
 
-        if errors:
+        if errors or diagnoses:
+            # Printed as well as asserted: a rerun (pytest-rerunfailures) reports only the last attempt.
+            print("load errors:", errors[:10], "\n".join(diagnoses))
             print(api.log_tail(400))
         assert errors == [], errors[:10] + diagnoses
         assert all(n > USERS for n in counts), counts  # every round did real work
