@@ -420,6 +420,12 @@ class Neo4jStore:
                 if chain is not None:
                     chain.record(session.last_bookmarks().raw_values)
         except neo4j_errors.ClientError as exc:
+            if exc.code is None and "obtain a connection from the pool" in str(exc):
+                # The driver's pool gave no connection within neo4j_acquisition_timeout_s (it raises a code-less
+                # ClientError): Neo4j or this process is overloaded, not the request wrong — a 503, not a 500.
+                raise StoreUnavailable(
+                    f"no Neo4j connection free within {self.settings.neo4j_acquisition_timeout_s:g} s{then}"
+                ) from exc
             if exc.code and exc.code.startswith("Neo.ClientError.Transaction.InvalidBookmark"):
                 raise InvalidInput(
                     "consistency token holds bookmarks this Neo4j does not know; send the token a write returned",

@@ -360,3 +360,34 @@ def test_browser_is_served(neo4j_server, settings):
         body = resp.read().decode("utf-8", "replace")
         assert resp.status == 200
     assert "Neo4j Browser" in body or "neo4j" in body.lower()
+
+
+def test_no_pooled_connection_in_time_is_a_503_not_a_500(settings, store, tenant):
+    """A pool that gives no connection within neo4j_acquisition_timeout_s (the driver raises a code-less
+    ClientError) is StoreUnavailable (503 "retry"), not a store failure (500). Caused for real: a pool of one
+    connection, held by an open transaction."""
+    import time
+
+    from neo4j import GraphDatabase
+
+    from graphmem.errors import StoreUnavailable
+    from graphmem.store import Neo4jStore
+
+    tight = settings.model_copy(update={"neo4j_acquisition_timeout_s": 0.5})
+    driver = GraphDatabase.driver(
+        settings.neo4j_uri or f"bolt://127.0.0.1:{settings.neo4j_bolt_port}",
+        auth=(settings.neo4j_user, settings.neo4j_password),
+        max_connection_pool_size=1,
+        connection_acquisition_timeout=tight.neo4j_acquisition_timeout_s,
+    )
+    small = Neo4jStore(tight, driver=driver)
+    try:
+        with driver.session(database=small.database) as holder, holder.begin_transaction() as tx:
+            tx.run("RETURN 1").consume()  # the pool's only connection is now in use
+            started = time.monotonic()
+            with pytest.raises(StoreUnavailable, match="no Neo4j connection free"):
+                small.user_version(UserRef(tenant, "nobody"))
+            assert time.monotonic() - started < 10
+        assert small.user_version(UserRef(tenant, "nobody"))[0] is None  # and it works once the pool frees
+    finally:
+        small.close()
