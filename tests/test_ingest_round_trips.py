@@ -78,7 +78,7 @@ def test_an_ingest_reports_the_versions_it_left(any_store, tenant) -> None:
 def _counting(store: Neo4jStore) -> Iterator[list[str]]:
     """Records the store's sessions ("read"/"write") and statements (by name) while inside."""
     seen: list[str] = []
-    session, run, run_flat = store._session, store._run, store._run_flat
+    session, run, run_flat, read_one = store._session, store._run, store._run_flat, store._read_one
 
     @contextmanager
     def counted_session(write: bool) -> Iterator[Any]:
@@ -93,11 +93,17 @@ def _counting(store: Neo4jStore) -> Iterator[list[str]]:
 
         return wrapper
 
+    def counted_auto(name: str, **params: Any) -> Any:
+        rows = read_one(name, **params)  # its session ("read") is recorded inside, then the statement
+        seen.append(f"{name} (auto-commit)")
+        return rows
+
     store._session, store._run, store._run_flat = counted_session, counted(run), counted(run_flat)  # type: ignore[method-assign]
+    store._read_one = counted_auto  # type: ignore[method-assign]
     try:
         yield seen
     finally:
-        del store._session, store._run, store._run_flat
+        del store._session, store._run, store._run_flat, store._read_one
 
 
 @pytest.mark.neo4j
@@ -110,9 +116,11 @@ def test_agent_loop_round_trips(store, settings, tenant) -> None:
         mem.ingest(tenant, "loop", "s1", turn)
         written = chain.written(tenant, "loop")
     before_write = seen[: seen.index("ingest_lock_user")]
-    # One read transaction of one statement before the write (known ids, catalog version, prior turn),
-    # then the concepts' own short write (a tenant without a catalog: its concepts come from conversation).
-    assert before_write == ["read", "ingest_reads", "write", "ingest_merge_concepts", "write"], before_write
+    # One auto-commit statement before the write (known ids, catalog version, prior turn: one round trip, no
+    # COMMIT), then the concepts' own short write (a tenant without a catalog: its concepts come from conversation).
+    assert before_write == ["read", "ingest_reads (auto-commit)", "write", "ingest_merge_concepts", "write"], (
+        before_write
+    )
     # The lock statement says which ids are stored too: no separate read of them in the write.
     assert "ingest_existing_turns" not in seen
     # The write itself: the lock, the relations (one statement per type; "use" gives one), then turns, mentions,
@@ -164,7 +172,7 @@ def test_an_ingest_naming_only_catalog_concepts_skips_the_concept_transaction(st
         result = mem.ingest(tenant, "cat", "s1", [TurnIn(role="user", text="How does Django use SQLAlchemy?")])
     assert result.accepted
     # Reads, then the write itself: the catalog concepts exist, so no transaction creates them first.
-    assert seen[: seen.index("ingest_lock_user")] == ["read", "ingest_reads", "write"], seen
+    assert seen[: seen.index("ingest_lock_user")] == ["read", "ingest_reads (auto-commit)", "write"], seen
     assert "ingest_merge_concepts" not in seen
     graph = store.load_user_graph(UserRef(tenant, "cat"))
     assert {"django框架", "sqlalchemy"} <= set(graph.concepts)
