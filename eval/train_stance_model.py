@@ -22,6 +22,8 @@ corpus8  measured/corpus8_en_check.jsonl (likewise)
 corpus9  measured/corpus9_en_check.jsonl (likewise)
 corpus10 measured/corpus10_en_check.jsonl (likewise)
 corpus11 measured/corpus11_en_check.jsonl (likewise)
+corpus12 measured/corpus12_en_check.jsonl (likewise)
+corpus13 measured/corpus13_en_check.jsonl (likewise)
 real     stances.jsonl and stances_real2.jsonl, part "tune", English (real turns; "check" never trained on)
 ======== =====================================================================================
 
@@ -102,6 +104,10 @@ WRITERS: dict[str, tuple[str, ...]] = {
     # a second name in the message), corpus11 spoken learners (fillers, run-on sentences, parents and classmates).
     "corpus10": ("measured/corpus10_en_check.jsonl",),
     "corpus11": ("measured/corpus11_en_check.jsonl",),
+    # And two more (2026-12-04 evening): corpus12 writes formal, polite messages of working adults (understatement,
+    # irony, spouses and colleagues), corpus13 short replies about what the assistant just named and progress reports.
+    "corpus12": ("measured/corpus12_en_check.jsonl",),
+    "corpus13": ("measured/corpus13_en_check.jsonl",),
 }
 # The writers the shipped model is fitted on ("real": the real turns). Every writer of WRITERS is
 # measured leave-one-writer-out whether trained on or not: a writer left out of training is predicted
@@ -137,6 +143,8 @@ RULES_UNSEEN = (
     "measured/corpus9_en_check.jsonl",
     "measured/corpus10_en_check.jsonl",
     "measured/corpus11_en_check.jsonl",
+    "measured/corpus12_en_check.jsonl",
+    "measured/corpus13_en_check.jsonl",
 )
 REAL_FILE = "real:tune"
 REAL_FOLDS = 5

@@ -66,6 +66,8 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "corpus9": ("measured/corpus9_zh_check.jsonl",),
     "corpus10": ("measured/corpus10_zh_check.jsonl",),
     "corpus11": ("measured/corpus11_zh_check.jsonl",),
+    "corpus12": ("measured/corpus12_zh_check.jsonl",),
+    "corpus13": ("measured/corpus13_zh_check.jsonl",),
 }
 KDCONV = "kdconv-tune"  # the real turns' writer group (many KdConv users)
 C_GRID = (1.0, 3.0, 10.0)  # with 0.3-3.0 every choice (shipped and nested) was 3.0, the top: the grid moved up

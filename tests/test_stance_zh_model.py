@@ -107,10 +107,9 @@ def test_cue_less_phrasings_get_the_models_stance(ex: ConceptExtractor, text: st
     assert stance_of(ex, text, name) is expected
 
 
-# Right until the refit on corpus8/9 and the real KdConv turns of stances_real2_zh (2026-12-04): "找个老师"
-# (find a teacher) now weighs towards confused. A known limit, not hidden.
-@pytest.mark.xfail(reason="known limit of the shipped model", strict=False)
-def test_known_miss_wanting_a_teacher(ex: ConceptExtractor) -> None:
+# Wrong (confused) from the refit on corpus8/9 and the real KdConv turns of stances_real2_zh to the refit on
+# corpus12/13 (2026-12-04): "找个老师" (find a teacher) with 一直想 (have long wanted) is a wish.
+def test_wanting_a_teacher_is_a_wish(ex: ConceptExtractor) -> None:
     assert stance_of(ex, "油画我一直想找个老师系统地学", "油画") is Stance.interested
 
 
