@@ -74,6 +74,10 @@ class Settings(BaseSettings):
     # A pooled connection idle this long gets a RESET round trip before use (finds connections a Neo4j restart
     # broke); a failed first use is also re-run by the driver's managed retries.
     neo4j_liveness_check_s: float = Field(default=60.0, gt=0)
+    # Send BEGIN with a managed transaction's first statement (a private switch of the driver; saves a round trip).
+    # Off: in the stalls of tests/test_load.py, Neo4j held transactions opened by a pipelined BEGIN whose statement
+    # it had not run, its Bolt workers waiting for the client while the client waited for them (bench/results/NOTES.md).
+    neo4j_pipelined_begin: bool = False
     launcher_dir: Path = PROJECT_ROOT / "launcher"
     # How the server is assembled: "maven" (launcher/pom.xml), "fetch" (launcher/jars.lock.json from
     # Maven Central with Python, no Maven or JDK needed) or "auto" (Maven when it and a Java 17-21 are there).

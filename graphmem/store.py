@@ -378,7 +378,7 @@ class Neo4jStore:
                 result = work(tx)
                 tx.commit()
         else:
-            with _pipelined_begin(session):
+            with _pipelined_begin(session) if self.settings.neo4j_pipelined_begin else nullcontext():
                 result = (session.execute_write if write else session.execute_read)(work)
         self.unreachable = False
         return result
