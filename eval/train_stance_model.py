@@ -108,6 +108,8 @@ WRITERS: dict[str, tuple[str, ...]] = {
     # irony, spouses and colleagues), corpus13 short replies about what the assistant just named and progress reports.
     "corpus12": ("measured/corpus12_en_check.jsonl",),
     "corpus13": ("measured/corpus13_en_check.jsonl",),
+    # measured/corpus14_en_check.jsonl and corpus15_en_check.jsonl (2026-12-04, late) are measured only: a refit with
+    # them (stance_model_lowo_c1415.json) was tried and not kept (eval/results/natural_stance_lowo.md).
 }
 # The writers the shipped model is fitted on ("real": the real turns). Every writer of WRITERS is
 # measured leave-one-writer-out whether trained on or not: a writer left out of training is predicted

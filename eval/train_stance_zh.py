@@ -68,6 +68,8 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "corpus11": ("measured/corpus11_zh_check.jsonl",),
     "corpus12": ("measured/corpus12_zh_check.jsonl",),
     "corpus13": ("measured/corpus13_zh_check.jsonl",),
+    # measured/corpus14_zh_check.jsonl and corpus15_zh_check.jsonl (2026-12-04, late) are not trained on yet: their
+    # first look is in eval/devsets/README.md; a refit with them was not measured leave-one-writer-out in time.
 }
 KDCONV = "kdconv-tune"  # the real turns' writer group (many KdConv users)
 C_GRID = (1.0, 3.0, 10.0)  # with 0.3-3.0 every choice (shipped and nested) was 3.0, the top: the grid moved up
