@@ -66,10 +66,10 @@ class Settings(BaseSettings):
     # different users link to the same popular concept nodes; past a few at once they mostly deadlock on
     # those nodes' relationship-group locks and re-run (20 at once answered 503s; tests/test_load.py).
     neo4j_max_concurrent_writes: int = Field(default=4, ge=1)
-    # How long a request may wait for a pooled connection, its liveness check included. The driver marks a
-    # connection dead when this deadline passes mid-check: 5 s did so under load on 2 shared cores (a starved
-    # API thread, a healthy connection; tests/test_load.py). A Neo4j that is down is still found at once
-    # (refused, connection_timeout 3 s); only a hung one waits this long.
+    # How long a request may wait for a pooled connection, its liveness check included (the driver bounds the
+    # check by this deadline; with 5 s a load-test run saw a pooled connection declared dead mid-check and a
+    # request fail; tests/test_load.py). A Neo4j that is down is still found at once (refused, connection_timeout
+    # 3 s); only a hung one waits this long.
     neo4j_acquisition_timeout_s: float = Field(default=30.0, gt=0)
     # A pooled connection idle this long gets a RESET round trip before use (finds connections a Neo4j restart
     # broke); a failed first use is also re-run by the driver's managed retries.

@@ -160,8 +160,10 @@ def _dump_stuck(store, api_pid: int, log_path: Path, what: str, neo4j_pid: int |
 # One rerun (pytest-rerunfailures), on a fresh API process and tenant. An open defect, not fixed: under this load a
 # request sometimes stalls for 15-60 s (CI 2026-12-04: 3 of 5 full-suite runs had one; every API thread idle, writers
 # queued in FairSlots behind writes waiting on Neo4j, a read waiting for a pooled connection, Neo4j showing open
-# transactions with no current query). The first attempt's diagnosis stays in the output; a stall in both attempts
-# fails. bench/results/NOTES.md has the dumps' reading.
+# transactions with no current query; later, with Neo4j's threads, its Bolt workers idle waiting for the client's next
+# message while the client waited for them). Pipelined BEGIN, the suspected trigger, is off since (settings); not
+# proven, so the rerun stays. The first attempt's errors and diagnosis are printed; a stall in both attempts fails.
+# bench/results/NOTES.md has the dumps' reading.
 @pytest.mark.flaky(reruns=1)
 def test_twenty_users_three_rounds_zero_errors_stable_memory(settings, store, tmp_path):
     run = run_id()
