@@ -90,6 +90,18 @@ FRESH4: dict[str, tuple[int, ...]] = {
     "bridge": (20, 21, 23, 25, 30, 37, 46, 50, 55, 56, 60, 65),
     "kdconv": (7, 14),
 }
+# A fifth held-out sample (``--fresh5``, helper "blocks6", 2026-12-04 late): chats no earlier label file covered, picked
+# by a seeded rule after the exercise-label, quantity-head and greeting rules of that round were written (from the
+# Bridge misses of fresh2-fresh4, which are dev samples from then on) — ReDial valid: random.Random(16).sample of
+# range(20, 100) without FRESH4's, 8 of them; Bridge validation: the 7 chats of range(20, 71) that FRESH2, FRESH3 and
+# FRESH4 do not cover (all that is left); KdConv dev: random.Random(16).sample of the 17 indices of range(7, 30) no
+# earlier sample covers, 2 of them (each domain) — and labelled then (``FRESH5_LABELS``).
+FRESH5_LABELS = REPO / "eval" / "data" / "block_labels_fresh5.csv"
+FRESH5: dict[str, tuple[int, ...]] = {
+    "redial": (20, 56, 63, 73, 80, 84, 88, 89),
+    "bridge": (26, 39, 41, 44, 47, 58, 70),
+    "kdconv": (23, 27),
+}
 SECTIONS = ("core_topics", "related_concepts", "avoid", "knowledge_gaps")
 
 
@@ -99,7 +111,7 @@ def _items(ctx: Any) -> list[tuple[str, str]]:
 
 def _picks(sample: str) -> dict[str, set[int]]:
     """Chat indices (per domain for KdConv) of a sample: "main", "fresh", "fresh2", "fresh3" or "fresh4"."""
-    seeded = {"fresh2": FRESH2, "fresh3": FRESH3, "fresh4": FRESH4}
+    seeded = {"fresh2": FRESH2, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5}
     if sample in seeded:
         return {ds: set(ix) for ds, ix in seeded[sample].items()}
     spans = (
@@ -251,6 +263,7 @@ def run(
         "fresh2": FRESH2_LABELS,
         "fresh3": FRESH3_LABELS,
         "fresh4": FRESH4_LABELS,
+        "fresh5": FRESH5_LABELS,
     }[sample]
     res = report(produce(sample=sample), read_labels(labels), verbose)
     res["seconds"] = round(time.perf_counter() - started, 1)
@@ -278,9 +291,20 @@ if __name__ == "__main__":
     ap.add_argument("--fresh2", action="store_true", help="the second held-out sample (FRESH2) and its own labels")
     ap.add_argument("--fresh3", action="store_true", help="the third held-out sample (FRESH3) and its own labels")
     ap.add_argument("--fresh4", action="store_true", help="the fourth held-out sample (FRESH4) and its own labels")
+    ap.add_argument("--fresh5", action="store_true", help="the fifth held-out sample (FRESH5) and its own labels")
     a = ap.parse_args()
     chosen = (
-        "fresh4" if a.fresh4 else "fresh3" if a.fresh3 else "fresh2" if a.fresh2 else "fresh" if a.fresh else "main"
+        "fresh5"
+        if a.fresh5
+        else "fresh4"
+        if a.fresh4
+        else "fresh3"
+        if a.fresh3
+        else "fresh2"
+        if a.fresh2
+        else "fresh"
+        if a.fresh
+        else "main"
     )
     if a.dump:
         dump(produce(sample=chosen))

@@ -85,3 +85,30 @@ def test_a_set_phrase_noun_used_on_its_own_is_still_a_concept(ex: ConceptExtract
     # A concept after the set phrase in the same sentence is still taken.
     r = ex.extract(["Give it a shot with the quadratic formula"], ["user"])[0]
     assert {c.key for c in r.concepts} == {"quadratic formula"}
+
+
+# Hand-written sentences in the shape of tutoring exercises (not copied from any chat): a place in the
+# exercise, a quantity asked for, a hyphenated numeral modifier. Expected sets derived by hand.
+@pytest.mark.parametrize(
+    ("text", "absent", "present"),
+    [
+        ("Is the right pick Option D or Option A?", {"option d", "option a", "option"}, set()),
+        ("Check Step 3 before you go on to Question 5.", {"step 3", "question 5", "step", "question"}, set()),
+        ("Work out the value of 7 times 8 first.", {"value"}, set()),
+        ("So the result of 12 + 30 is 42?", {"result"}, set()),
+        ("We still need the value of the height.", {"value"}, {"height"}),
+        ("Hi Marcus! Shall we start with fractions?", {"marcus", "hi marcus"}, {"fraction"}),
+        ("Thanks Priya, see you next week.", {"priya", "thanks priya"}, set()),
+        ("Goodbye Tom, and please fill out the feedback form.", {"goodbye tom", "tom", "feedback form"}, set()),
+        ("Thanks, Django is exactly what I needed.", set(), {"django"}),
+        ("Today we review place value with the class.", set(), {"place value"}),
+        ("Can you add three-digit numbers in your head?", {"digit number"}, {"three digit number"}),
+        ("I take Vitamin C and I'm reading about Plan B.", set(), {"vitamin c", "plan b"}),
+    ],
+)
+def test_exercise_labels_and_quantities_are_not_concepts(
+    ex: ConceptExtractor, text: str, absent: set[str], present: set[str]
+) -> None:
+    keys = {c.key for c in ex.extract([text], ["assistant"])[0].concepts}
+    assert not keys & absent, keys
+    assert present <= keys, keys

@@ -17,6 +17,9 @@ LISTS = (
     "latin_interjections.txt",
     "chat_replies_en.txt",
     "chat_idioms_en.txt",
+    "enumeration_heads_en.txt",
+    "relational_heads_en.txt",
+    "greetings_en.txt",
 )
 
 
@@ -39,6 +42,15 @@ def test_code_reads_the_data_files() -> None:
     assert GENERIC_EN == words("generic_en.txt") and "homework" in GENERIC_EN
     assert GENERIC_ZH == words("generic_zh.txt") and "电影" in GENERIC_ZH
     assert {"recommendation", "accept", "opinion", "movie", "previous step", "best shot"} <= meta_keys()
+
+
+def test_exercise_word_lists_are_read_by_the_english_candidates() -> None:
+    from graphmem.extraction.en import candidates as en
+
+    assert en._ENUMERATION_HEADS == words("enumeration_heads_en.txt") and "option" in en._ENUMERATION_HEADS
+    assert en._RELATIONAL_HEADS == words("relational_heads_en.txt") and "value" in en._RELATIONAL_HEADS
+    assert en._GREETINGS == words("greetings_en.txt") and "bye" in en._GREETINGS
+    assert all(x == x.lower() for x in en._ENUMERATION_HEADS | en._RELATIONAL_HEADS | en._GREETINGS)
 
 
 def test_title_evidence_file_has_both_languages() -> None:

@@ -24,6 +24,13 @@ NER_LABELS = frozenset({"PRODUCT", "ORG", "WORK_OF_ART", "LANGUAGE", "EVENT", "L
 
 # Leading words dropped from a noun chunk: they carry no concept ("my first Python project").
 _LEADING_FILLER = words("leading_filler_en.txt")
+# "Option C", "Step 2": a place in an exercise or a list, not a concept (data/enumeration_heads_en.txt).
+_ENUMERATION_HEADS = words("enumeration_heads_en.txt")
+_ENUMERATION_LABEL = re.compile(r"^(?:[A-Za-z]|\d{1,3})$")
+# "the value of 13 times 3": the quantity asked for, not a topic (data/relational_heads_en.txt).
+_RELATIONAL_HEADS = words("relational_heads_en.txt")
+# "Hi Marcus!", "Bye Sofia": the name after a greeting is the person addressed (data/greetings_en.txt).
+_GREETINGS = words("greetings_en.txt")
 
 
 @cache
@@ -51,6 +58,10 @@ def _trim_tokens(span) -> tuple[int, int] | None:
         i += 1
     while j > i and toks[j - 1].pos_ in ("PUNCT", "PART", "SYM") and toks[j - 1].text not in ("++", "#"):
         j -= 1
+    # "two-digit numbers": a word joined by a hyphen to the first kept one belongs to it; trimming the
+    # numeral would leave the fragment "digit numbers".
+    while 2 <= i < j and toks[i - 1].text == "-" and not toks[i - 1].whitespace_ and not toks[i - 2].whitespace_:
+        i -= 2
     if i >= j:
         return None
     if toks[j - 1].pos_ not in ("NOUN", "PROPN", "X") and not _looks_technical(toks[j - 1].text):
@@ -208,6 +219,34 @@ def is_counting_subject(tok: Token) -> bool:
     )
 
 
+def is_enumeration_label(span: Span) -> bool:
+    """ "Option C", "choice B", "Step 2", "Question 3": a listing word and a letter or a number label a place
+    in an exercise or a list. "Vitamin C", "Plan B", "Python 3" are not labels (their head is not listed)."""
+    toks = [t for t in span if not t.is_punct]
+    return len(toks) == 2 and toks[0].lower_ in _ENUMERATION_HEADS and bool(_ENUMERATION_LABEL.match(toks[1].text))
+
+
+def is_quantity_head(tok: Token) -> bool:
+    """A relational noun said of something: "value" in "the value of 13 times 3" or "the value of the
+    length", "result" in "the result of 4 + 5". What it is of is the topic, if anything; the head alone is
+    a quantity asked for. A compound ("place value") is not a bare head."""
+    if tok.lower_ not in _RELATIONAL_HEADS or any(c.dep_ == "compound" for c in tok.children):
+        return False
+    return any(prep.dep_ == "prep" and prep.lower_ == "of" for prep in tok.children)
+
+
+def is_addressed_name(span: Span) -> bool:
+    """A name in a greeting: "Hi Marcus!", "Thanks Aiden", "Bye Sofia" — whom the speaker talks to."""
+    toks = [t for t in span if not t.is_punct]
+    if not toks:
+        return False
+    if toks[0].lower_ in _GREETINGS:
+        toks = toks[1:]
+    elif toks[0].i == 0 or span.doc[toks[0].i - 1].lower_ not in _GREETINGS:
+        return False
+    return bool(toks) and all(t.pos_ == "PROPN" for t in toks)
+
+
 def english_candidates(doc: Doc) -> list[Candidate]:
     out: list[Candidate] = []
     if doc.has_annotation("ENT_IOB"):
@@ -231,6 +270,10 @@ def english_candidates(doc: Doc) -> list[Candidate]:
                     continue
                 if is_evaluation(part):
                     continue  # "Adam Sandler is a riot", "such a heart breaker": how it is, not a topic
+                if is_enumeration_label(part) or (is_quantity_head(part.root) and span[1] - span[0] == len(part.root)):
+                    continue  # "Option C", "the value of 13 times 3": a place in the exercise, a quantity asked
+                if is_addressed_name(part):
+                    continue  # "Hi Marcus!", "Bye Sofia": the person addressed
                 root = part.root
                 if (is_counted(root) and not any(t.pos_ == "PROPN" for t in part if t.i != root.i)) or (
                     len(part) == 1 and is_counting_subject(root)
@@ -243,6 +286,10 @@ def english_candidates(doc: Doc) -> list[Candidate]:
     for tok in doc:
         if tok.pos_ == "PROPN" or _looks_technical(tok.text):
             if tok.is_stop or tok.like_num or is_counting_subject(tok):
+                continue
+            if (tok.i + 1 < len(doc) and is_enumeration_label(doc[tok.i : tok.i + 2])) or is_addressed_name(
+                doc[tok.i : tok.i + 1]
+            ):
                 continue
             out.append(Candidate(tok.idx, tok.idx + len(tok.text), ExtractorName.noun_chunk, CONF_PROPER))
     idioms = idiom_spans(doc.text)
