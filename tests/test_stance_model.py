@@ -45,6 +45,9 @@ CASES = [
     ("idiom", "I know Excel like the back of my hand", "Excel", "knows"),
     ("neutral", "The meeting is about Kubernetes costs", "Kubernetes", None),
     ("hypothetical", "If I ever switch teams I might need Scala", "Scala", None),
+    # The stance in the sentence after the name (read since 2026-12-04, late).
+    ("sentence after", "I signed up for Rust last spring. Honestly it still makes my head spin.", "Rust", "confused"),
+    ("sentence after", "We watched Inception on Friday. I'd happily see it again tomorrow.", "Inception", "interested"),
     # A known miss (below) until the model read the rules' reading as inputs and trusted itself everywhere.
     ("not yet but want", "I don't know any Swift yet but I really want to build an iPhone app", "Swift", "interested"),
 ]
@@ -54,6 +57,10 @@ KNOWN_MISSES = [
     # Right from the model trained on every writer until it read the rules' reading as inputs and was trusted
     # everywhere (2026-12-04): "used to" + a habit now reads as knowing; past-only liking is no stance.
     ("past vs now", "I used to binge anime every weekend", "anime", None),
+    # Hand-written for the refit on corpus16-29: a negated struggle "anymore" still reads as a dislike, and the
+    # verdict "I lasted ten minutes" after another person's act is not read.
+    ("negation scope", "I'm not struggling with recursion anymore.", "recursion", "knows"),
+    ("sentence after", "My cousin put on a jazz record at dinner. I lasted ten minutes.", "jazz", "dislikes"),
 ]
 
 
@@ -99,7 +106,7 @@ def test_model_file_is_plain_weights_with_thresholds() -> None:
     for key in ("trust_rule", "overrule", "decide", "unblock"):
         assert 0.0 <= data[key] <= 2.0, key
     assert data["weights"] and all(len(w) == len(stance_model.CLASSES) for w in data["weights"].values())
-    prefixes = {"w", "b", "n", "c", "l", "r", "s", "t", "v", "q", "long", "bias", "rv"}
+    prefixes = {"w", "b", "n", "c", "l", "r", "s", "t", "v", "q", "long", "bias", "rv", "m", "mv"}
     assert all(k.split(":", 1)[0] in prefixes for k in data["weights"])
     # Words and pairs only: the concept is masked, no digits are memorised.
     assert not any(ch.isdigit() for k in data["weights"] for ch in k)
@@ -137,6 +144,25 @@ def test_the_rules_reading_is_an_input_of_its_own() -> None:
     assert "rv:interested" in stance_model.shipped().weights
 
 
+def test_features_read_the_sentences_after_until_another_name() -> None:
+    # Hand-written: the stance of "cruise" is in the sentence after the one that names it.
+    text = "We did a cruise once. Once was quite enough."
+    f = stance_model.features(text, 9, 15)
+    assert f.get("m:enough") == 1.0 and "mv:compound" in f
+    assert "w:enough" not in f  # the concept's own sentence stays apart from what follows
+    # A later sentence that names another concept speaks about that one: it and what follows are not read.
+    text2 = "I took a cruise once. Then I tried Skiing, and once was quite enough."
+    assert not any(k.startswith("m:") for k in stance_model.features(text2, 9, 15, others=[(35, 41)]))
+    assert stance_model.features(text2, 9, 15).get("m:enough") == 1.0
+
+
+def test_following_end_stops_before_a_sentence_naming_something_else() -> None:
+    text = "I like Rust. It is fast. Go is fine. Really."
+    assert text[: stance_model.following_end(text, 11, [])].endswith("Really.")
+    assert text[: stance_model.following_end(text, 11, [(25, 27)])] == "I like Rust. It is fast."
+    assert stance_model.following_end(text, len(text), [(25, 27)]) == len(text)
+
+
 def test_sentence_of_keeps_a_name_with_a_dot() -> None:
     text = "I hate CSS. But Node.js is fun to write."
     assert text[slice(*stance_model.sentence_of(text, 16, 23))].strip() == "But Node.js is fun to write."
@@ -145,7 +171,10 @@ def test_sentence_of_keeps_a_name_with_a_dot() -> None:
 def _toy(
     trust: float = 0.8, overrule: float = 0.9, decide: float = 0.5, unblock: float = 0.8
 ) -> stance_model.StanceModel:
-    return stance_model.StanceModel(stance_model.CLASSES, {}, trust, overrule, decide, unblock, "toy")
+    # `trust` for every rule stance but a dislike (whose own trust_dislikes stays off, 2.0, unless a test sets it).
+    return stance_model.StanceModel(
+        stance_model.CLASSES, {}, trust, overrule, decide, unblock, "toy", trust_interested=trust
+    )
 
 
 def _probs(best: str, p: float) -> dict[str, float]:
@@ -171,6 +200,20 @@ def test_combine_a_confident_rule_dislike_stands_where_other_rule_stances_do_not
     liking = stance_model.RuleView("interested", 0.9, False)
     assert stance_model.combine(m, liking, _probs("knows", 0.5)) == ("knows", True)
     assert stance_model.shipped().trust_dislikes < 1.0
+
+
+def test_combine_a_confident_rule_liking_stands_like_a_dislike() -> None:
+    # As shipped since corpus16-29: a rule `interested` at trust_interested stands unless the model is `overrule`
+    # sure against it ("Good Morning, Vietnam is a classic." is not doubted because written irony exists).
+    m = stance_model.StanceModel(
+        stance_model.CLASSES, {}, 2.0, 0.7, 0.3, 0.7, "", trust_dislikes=0.8, trust_interested=0.8
+    )
+    liking = stance_model.RuleView("interested", 0.8, False)
+    assert stance_model.combine(m, liking, _probs("dislikes", 0.35)) == ("interested", False)
+    assert stance_model.combine(m, liking, _probs("dislikes", 0.75)) == ("dislikes", True)
+    knowing = stance_model.RuleView("knows", 0.8, False)  # other rule stances are still the model's to decide
+    assert stance_model.combine(m, knowing, _probs("none", 0.5)) == (None, True)
+    assert stance_model.shipped().trust_interested < 1.0
 
 
 def test_combine_model_decides_where_rules_are_silent_or_weak() -> None:

@@ -60,22 +60,22 @@ def user(text: str) -> list[tuple[str, str]]:
         ("Honestly Heat didn't work for me.", "Heat"),
         # Mild negative verdicts after "was a little / rather": corny, cheesy, mediocre, forgettable.
         ("The Mummy was rather forgettable.", "The Mummy"),
+        # The verdict in the next sentence, through "it": read since the English model reads the sentences after
+        # the name (a known miss before that).
+        ("I saw Arrival. It didn't really enthuse me.", "Arrival"),
     ],
 )
 def test_disliking_a_film_in_common_phrasings(ex: ConceptExtractor, text: str, film: str) -> None:
     assert said(ex, user(text))[film] == "dislikes"
 
 
-# Known misses since the English model decides every name (2026-12-04): a mild verdict is a weak rule
-# dislike, below `trust_dislikes`, and the model reads "saw … thought" as liking; "I saw X. It didn't
-# enthuse me" (the verdict in a second sentence, through "it") became one with the refit on corpus12/13
-# (the model reads "I saw X" as knows). Kept visible, not hidden.
+# A known miss since the English model decides every name (2026-12-04): a mild verdict is a weak rule
+# dislike, below `trust_dislikes`, and the model reads "saw … thought" as liking. Kept visible, not hidden.
 @pytest.mark.xfail(reason="known limit: weak rule dislike overruled by the model", strict=False)
 @pytest.mark.parametrize(
     ("text", "film"),
     [
         ("I saw Tenet but thought it was a little corny.", "Tenet"),
-        ("I saw Arrival. It didn't really enthuse me.", "Arrival"),
     ],
 )
 def test_known_miss_a_mild_verdict(ex: ConceptExtractor, text: str, film: str) -> None:

@@ -168,9 +168,12 @@ def features(
     end: int,
     vader: Mapping[str, float] | None = None,
     rule: RuleView | None = None,
+    others: Sequence[tuple[int, int]] = (),
 ) -> dict[str, float]:
-    """The model's inputs for the concept at text[start:end], from the sentence that holds it, and
-    what the cue rules said about it (`rule`), so the model learns where the rules are right."""
+    """The model's inputs for the concept at text[start:end], from the sentence that holds it and the
+    sentences after it, and what the cue rules said about it (`rule`), so the model learns where the
+    rules are right. ``others``: the spans of the turn's other named concepts; a later sentence that
+    names one of them speaks about that one, and it ends what is read (as the Chinese model reads)."""
     cs = cues("en")
     s, e = sentence_of(text, start, end)
     left, right = text[s:start], text[end:e]
@@ -226,10 +229,28 @@ def features(
     out["v:compound"] = float(scores.get("compound", 0.0))
     out["v:pos"] = float(scores.get("pos", 0.0))
     out["v:neg"] = float(scores.get("neg", 0.0))
+    # The sentences after it: a stance often shows in the one after the one naming the thing ("We did a
+    # cruise once. Once was quite enough."). Their words count apart from the concept's own sentence.
+    rest = text[e : following_end(text, e, others)].strip()
+    if rest:
+        for w in _tokens(rest)[:40]:
+            out["m:" + lemma(w)] = 1.0
+        out["mv:compound"] = float(_vader_scores(rest).get("compound", 0.0))
     out["bias"] = 1.0
     if rule is not None:
         out.update(rule_features(rule))
     return out
+
+
+def following_end(text: str, end: int, others: Sequence[tuple[int, int]]) -> int:
+    """Where the sentences after ``end`` stop speaking about the concept: the end of the turn, or the start
+    of the first later sentence that names another concept (its span in ``others``)."""
+    stop = end
+    for m in _SENTENCE.finditer(text, end):
+        if any(m.start() <= a < m.end() for a, _ in others):
+            break
+        stop = m.end()
+    return stop
 
 
 def rule_features(rule: RuleView) -> dict[str, float]:
@@ -263,10 +284,16 @@ class StanceModel:
     # like any other rule stance). Dislikes are rare in chats and their cues specific ("a letdown", "corny"),
     # while the model's words lean to liking; chosen on ReDial train's seeker verdicts (eval/train_stance_model.py).
     trust_dislikes: float = 2.0
+    # Likewise for a rule `interested`: a plain "X is a classic" in a real chat is a liking the written sets'
+    # idioms and irony ("X is a nightmare", "oh great, another X") taught the model to doubt; chosen on ReDial
+    # train's seeker verdicts too (eval/train_stance_model.py).
+    trust_interested: float = 2.0
 
     def trust(self, stance: str | None) -> float:
         """The confidence at which the rules' `stance` stands unless the model is sure against it."""
-        return self.trust_dislikes if stance == "dislikes" else self.trust_rule
+        if stance == "dislikes":
+            return self.trust_dislikes
+        return self.trust_interested if stance == "interested" else self.trust_rule
 
     def probabilities(self, feats: Mapping[str, float]) -> dict[str, float]:
         return dict(zip(self.classes, softmax(self.weights, feats, [0.0] * len(self.classes))))
@@ -283,6 +310,7 @@ def model_from_json(data: Mapping[str, Any]) -> StanceModel:
         unblock=float(data["unblock"]),
         version=str(data.get("version", "")),
         trust_dislikes=float(data.get("trust_dislikes", 2.0)),
+        trust_interested=float(data.get("trust_interested", 2.0)),
     )
 
 
@@ -373,7 +401,8 @@ def revise(
             if key in by_key:
                 out.append(by_key[key])
             continue
-        probs = m.probabilities(features(text, mention.start, mention.end, rule=rule))
+        others = [(x.start, x.end) for x in mentions if x.key != key]
+        probs = m.probabilities(features(text, mention.start, mention.end, rule=rule, others=others))
         stance, by_model = combine(m, rule, probs)
         if stance is None:
             continue
