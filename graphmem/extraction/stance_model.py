@@ -12,7 +12,9 @@ that holds the concept, with the concept masked as ``X``:
 * the lemmas of the concept's own clause and the three lemmas right before and after ``X``;
 * whose sentence it is (a first-person subject, another person: the cue lists' own patterns),
   tense and aspect (past markers, "now", "used to", "no longer"), a question mark;
-* VADER's scores of the masked sentence, politeness words ("thanks", "lol") left out.
+* VADER's scores of the masked sentence, politeness words ("thanks", "lol") left out;
+* the words and VADER compound of the sentences after it, up to the end of the turn or the first later
+  sentence that names another concept ("We did a cruise once. Once was quite enough.").
 
 The fitted model is data, not code: data/stance_model_en.json holds the per-class weights of each
 feature (readable without scikit-learn), the class order, and the thresholds of the decision rule
