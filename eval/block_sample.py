@@ -102,6 +102,19 @@ FRESH5: dict[str, tuple[int, ...]] = {
     "bridge": (26, 39, 41, 44, 47, 58, 70),
     "kdconv": (23, 27),
 }
+# A sixth held-out sample (``--fresh6``, helper "blocks7", 2026-12-05): chats no earlier label file covered, picked by a
+# seeded rule before any rule of that session — ReDial valid: random.Random(17).sample of range(20, 100) without FRESH4's
+# and FRESH5's, 8 of them; Bridge: validation has no chat left, so the tenant is built from the first 71 chats of the
+# ``train`` split (the size of the validation tenant) and random.Random(17).sample(range(71), 8) of them are sampled;
+# KdConv dev: random.Random(17).sample of the 15 indices of range(7, 30) no earlier sample covers, 3 of them (each
+# domain) — and labelled then (``FRESH6_LABELS``).
+FRESH6_LABELS = REPO / "eval" / "data" / "block_labels_fresh6.csv"
+FRESH6: dict[str, tuple[int, ...]] = {
+    "redial": (36, 44, 45, 51, 76, 81, 83, 87),
+    "bridge": (14, 22, 35, 37, 38, 46, 53, 66),
+    "kdconv": (18, 20, 25),
+}
+BRIDGE_SPLIT = {"fresh6": "train"}  # every other sample reads Bridge ``validation``
 SECTIONS = ("core_topics", "related_concepts", "avoid", "knowledge_gaps")
 
 
@@ -111,7 +124,7 @@ def _items(ctx: Any) -> list[tuple[str, str]]:
 
 def _picks(sample: str) -> dict[str, set[int]]:
     """Chat indices (per domain for KdConv) of a sample: "main", "fresh", "fresh2", "fresh3" or "fresh4"."""
-    seeded = {"fresh2": FRESH2, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5}
+    seeded = {"fresh2": FRESH2, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6}
     if sample in seeded:
         return {ds: set(ix) for ds, ix in seeded[sample].items()}
     spans = (
@@ -127,7 +140,9 @@ def produce(fresh: bool = False, sample: str | None = None) -> list[dict[str, An
 
     ``fresh``: the held-out chats of ``FRESH`` instead of the labelled sample (the same tenants are built);
     ``sample="fresh2"`` / ``"fresh3"`` / ``"fresh4"``: those of ``FRESH2`` / ``FRESH3`` / ``FRESH4``."""
-    picks = _picks(sample or ("fresh" if fresh else "main"))
+    sample = sample or ("fresh" if fresh else "main")
+    picks = _picks(sample)
+    bridge_split = BRIDGE_SPLIT.get(sample, "validation")
     data = shared_data_dir()
     mem = make_memory()
     out: list[dict[str, Any]] = []
@@ -156,7 +171,7 @@ def produce(fresh: bool = False, sample: str | None = None) -> list[dict[str, An
                         }
                         for s, n in _items(ctx)
                     ]
-        bridge = load_bridge(data, "validation")
+        bridge = load_bridge(data, bridge_split)[:71]
         with eval_tenant(mem, "labelbridge") as tenant:
             for i, chat in enumerate(bridge):
                 conv = chat["c_h"] + chat["c_r"]
@@ -173,7 +188,13 @@ def produce(fresh: bool = False, sample: str | None = None) -> list[dict[str, An
                 ctx = mem.context(tenant, f"chat-{i:04d}", scope="learning")
                 conv = [("user" if w == "student" else "assistant", t) for w, t in chat["c_h"] + chat["c_r"]]
                 out += [
-                    {"dataset": "bridge/validation", "conversation": chat["id"], "section": s, "item": n, "turns": conv}
+                    {
+                        "dataset": f"bridge/{bridge_split}",
+                        "conversation": chat["id"],
+                        "section": s,
+                        "item": n,
+                        "turns": conv,
+                    }
                     for s, n in _items(ctx)
                 ]
         with eval_tenant(mem, "labelkdconv") as tenant:
@@ -264,6 +285,7 @@ def run(
         "fresh3": FRESH3_LABELS,
         "fresh4": FRESH4_LABELS,
         "fresh5": FRESH5_LABELS,
+        "fresh6": FRESH6_LABELS,
     }[sample]
     res = report(produce(sample=sample), read_labels(labels), verbose)
     res["seconds"] = round(time.perf_counter() - started, 1)
@@ -292,9 +314,12 @@ if __name__ == "__main__":
     ap.add_argument("--fresh3", action="store_true", help="the third held-out sample (FRESH3) and its own labels")
     ap.add_argument("--fresh4", action="store_true", help="the fourth held-out sample (FRESH4) and its own labels")
     ap.add_argument("--fresh5", action="store_true", help="the fifth held-out sample (FRESH5) and its own labels")
+    ap.add_argument("--fresh6", action="store_true", help="the sixth held-out sample (FRESH6) and its own labels")
     a = ap.parse_args()
     chosen = (
-        "fresh5"
+        "fresh6"
+        if a.fresh6
+        else "fresh5"
         if a.fresh5
         else "fresh4"
         if a.fresh4
