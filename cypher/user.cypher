@@ -26,22 +26,6 @@ RETURN i.key AS key, CASE WHEN c.in_catalog OR i.own_name IS NULL THEN c.name EL
        coalesce(i.evidence, []) AS evidence, coalesce(i.mention_ts, []) AS mention_ts,
        coalesce(i.mention_roles, []) AS mention_roles, i.weight AS weight;
 
-// name: user_interests_packed
-// user_interests' rows packed in one record (its column names, then one list per interest): the driver
-// decodes one message instead of one per row, which cost most of an uncached graph load (220-270 rows,
-// most of them catalog neighbours with a stored weight: 15-18 ms -> 5-10 ms on the loaded dev machine).
-MATCH (i:Interest {tenant: $tenant, user_id: $user_id})-[:ABOUT]->(c:Concept)
-// Aggregated with no grouping key (the column names come after), so a user without interests gets its record.
-WITH collect([i.key, CASE WHEN c.in_catalog OR i.own_name IS NULL THEN c.name ELSE i.own_name END, c.type,
-                c.in_catalog, c.critical, coalesce(i.user_mentions, 0), coalesce(i.assistant_mentions, 0),
-                i.stance, i.first_seen.epochSeconds * 1000000 + i.first_seen.microsecond,
-                i.last_seen.epochSeconds * 1000000 + i.last_seen.microsecond, coalesce(i.sessions, []), i.tier,
-                i.compacted_at.epochSeconds * 1000000 + i.compacted_at.microsecond, coalesce(i.evidence, []),
-                coalesce(i.mention_ts, []), coalesce(i.mention_roles, []), i.weight]) AS rows
-RETURN ['key', 'name', 'type', 'in_catalog', 'critical', 'user_mentions', 'assistant_mentions', 'stance',
-        'first_seen_us', 'last_seen_us', 'sessions', 'tier', 'compacted_at_us', 'evidence', 'mention_ts',
-        'mention_roles', 'weight'] AS columns, rows;
-
 // name: edges_by_owner
 // Every relation of one owner in a tenant ('catalog', or a user's 'u:<id>'), by index seek per type.
 CALL () {
@@ -312,11 +296,29 @@ UNWIND $keys AS key
 MATCH (c:Concept {tenant: $tenant, key: key})
 RETURN c.key AS key, c.name AS name, c.in_catalog AS in_catalog;
 
-// name: user_graph_rest
-// What loading a user's graph reads besides the interests, in one statement (one round trip where three
-// cost three): the mastery of every concept attempted (attempts_user_mastery's rows), the user's own
-// relations (owner 'u:' + the user id, as UserRef.owner; edges_by_owner's rows) and the history size
-// (user_history_size's row).
+// name: user_graph_load
+// Everything loading a user's graph reads, in one statement (one auto-commit round trip where a managed
+// read of two statements took four, and the version check before it a fifth): the user's graph version
+// and the tenant's catalog version (user_version's row, so a graph is cached under the versions it was
+// read at), the interests packed in one record when $interests (user_interests' columns, then one list
+// per interest: the driver decodes one message instead of one per row, which cost most of an uncached
+// load), the mastery of every concept attempted (attempts_user_mastery's rows), the user's own relations
+// (owner 'u:' + the user id, as UserRef.owner; edges_by_owner's rows) and the history size
+// (user_history_size's row). Without $interests (a load that updates a cached graph with an ingest's
+// refreshed rows) the interests are not read.
+OPTIONAL MATCH (u:User {tenant: $tenant, id: $user_id})
+OPTIONAL MATCH (tn:Tenant {id: $tenant})
+CALL () {
+  MATCH (i:Interest {tenant: $tenant, user_id: $user_id})-[:ABOUT]->(c:Concept)
+  WHERE $interests
+  // Aggregated with no grouping key, so a user without interests gets its (empty) list.
+  RETURN collect([i.key, CASE WHEN c.in_catalog OR i.own_name IS NULL THEN c.name ELSE i.own_name END, c.type,
+                  c.in_catalog, c.critical, coalesce(i.user_mentions, 0), coalesce(i.assistant_mentions, 0),
+                  i.stance, i.first_seen.epochSeconds * 1000000 + i.first_seen.microsecond,
+                  i.last_seen.epochSeconds * 1000000 + i.last_seen.microsecond, coalesce(i.sessions, []), i.tier,
+                  i.compacted_at.epochSeconds * 1000000 + i.compacted_at.microsecond, coalesce(i.evidence, []),
+                  coalesce(i.mention_ts, []), coalesce(i.mention_roles, []), i.weight]) AS rows
+}
 CALL () {
   MATCH (m:Mastery {tenant: $tenant, user_id: $user_id})-[:OF]->(c:Concept)
   OPTIONAL MATCH (i:Interest {tenant: $tenant, user_id: $user_id, key: m.key})
@@ -347,4 +349,7 @@ CALL () {
   RETURN coalesce(sum(n), 0) AS turns, coalesce(sum(tokens), 0) AS tokens, max(last_ms) AS last_ms,
          collect(CASE WHEN own THEN [language, n] END) AS user_languages
 }
-RETURN mastery, own_edges, turns, tokens, last_ms, user_languages;
+RETURN u.version AS version, coalesce(tn.catalog_version, 0) AS catalog_version, u IS NOT NULL AS exists,
+       ['key', 'name', 'type', 'in_catalog', 'critical', 'user_mentions', 'assistant_mentions', 'stance',
+        'first_seen_us', 'last_seen_us', 'sessions', 'tier', 'compacted_at_us', 'evidence', 'mention_ts',
+        'mention_roles', 'weight'] AS columns, rows, mastery, own_edges, turns, tokens, last_ms, user_languages;

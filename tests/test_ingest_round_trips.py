@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from graphmem import consistency
-from graphmem.errors import TurnIdConflict
+from graphmem.errors import NotFound, TurnIdConflict
 from graphmem.memory_store import InMemoryStore
 from graphmem.models import TurnIn
 from graphmem.service import GraphMemory
@@ -133,7 +133,52 @@ def test_agent_loop_round_trips(store, settings, tenant) -> None:
     catalog_version = store.user_version(user)[1]
     with _counting(store) as seen:
         store.load_user_graph(user, catalog_version=catalog_version)  # the catalog's relations are cached
-    assert seen == ["read", "user_interests_packed", "user_graph_rest"]
+    # Interests, mastery, own relations and history size in one auto-commit statement: one round trip.
+    assert seen == ["read", "user_graph_load (auto-commit)"]
+    # The same with the versions it was read at (a read with nothing cached skips the version check).
+    with _counting(store) as seen:
+        loaded = store.load_current_graph(user)
+    assert seen == ["read", "user_graph_load (auto-commit)"]
+    assert loaded is not None and loaded[:2] == store.user_version(user)
+    assert loaded[2] == store.load_user_graph(user)
+    assert store.load_current_graph(UserRef(tenant, "nobody")) is None
+
+
+def _user_statements(seen: list[str]) -> list[str]:
+    """The statements about the user's graph (the tenant's document-frequency counts are cached apart)."""
+    return [s for s in seen if s.startswith("user_")]
+
+
+@pytest.mark.neo4j
+def test_a_block_for_a_user_nothing_cached_is_one_round_trip(store, settings, tenant) -> None:
+    """A read of a user this process holds no graph of reads the graph with its versions in one statement (no
+    version check first); a read of a cached graph asks only the version; a stale one, the version then the graph."""
+    mem = GraphMemory(settings.model_copy(update={"rerank_in_background": False}), store=store)
+    mem.ingest(tenant, "cold", "s1", [TurnIn(role="user", text="I want to learn Python and Django.")])
+    user = UserRef(tenant, "cold")
+    mem.core.ranked_graphs.drop(user)
+    with _counting(store) as seen, consistency.chain() as chain:
+        first = mem.context(tenant, "cold")
+    assert _user_statements(seen) == ["user_graph_load (auto-commit)"], seen
+    assert chain.answered_version == store.user_version(user)[0]
+    ranked = mem.core.ranked_graphs.peek(user)
+    assert ranked is not None and (ranked.version, ranked.catalog_version) == store.user_version(user)
+    with _counting(store) as seen:
+        assert mem.context(tenant, "cold") == first
+    assert _user_statements(seen) == ["user_version (auto-commit)"], seen
+    # Another process writes: the cached graph is stale, the read loads the graph again.
+    other = GraphMemory(settings.model_copy(update={"rerank_in_background": False}), store=store)
+    other.ingest(tenant, "cold", "s1", [TurnIn(role="user", text="Is NumPy hard?")])
+    with _counting(store) as seen:
+        mem.context(tenant, "cold")
+    assert _user_statements(seen) == ["user_version (auto-commit)", "user_graph_load (auto-commit)"], seen
+    assert mem.core.ranked_graphs.peek(user).version == store.user_version(user)[0]
+    # Erased (by another process: nothing cached here): the one statement says there is no such user.
+    other.erase(tenant, "cold")
+    mem.core.ranked_graphs.drop(user)
+    with pytest.raises(NotFound) as erased:
+        mem.context(tenant, "cold")
+    assert erased.value.code == "USER_NOT_FOUND"
 
 
 @pytest.mark.neo4j
@@ -144,14 +189,21 @@ def test_the_packed_interests_are_user_interests_rows(store, tenant) -> None:
     mem.ingest(tenant, "packed", "s1", [TurnIn(role="assistant", text="Django is a Python web framework.")])
     params = {"tenant": tenant, "user_id": "packed", "owner": "u:packed"}
     rows = store.read_statement("user_interests", **params)
-    packed = store.read_statement("user_interests_packed", **params)[0]
+    packed = store.read_statement("user_graph_load", interests=True, **params)[0]
     assert packed["columns"] == list(rows[0])
     unpacked = [dict(zip(packed["columns"], r, strict=True)) for r in packed["rows"]]
     assert sorted(unpacked, key=lambda r: r["key"]) == sorted(rows, key=lambda r: r["key"])
     assert len(rows) >= 2
+    # Without interests (a load that updates a cached graph) they are not read; the rest is the same.
+    rest = store.read_statement("user_graph_load", interests=False, **params)[0]
+    assert rest["rows"] == [] and {k: v for k, v in rest.items() if k != "rows"} == {
+        k: v for k, v in packed.items() if k != "rows"
+    }
     # A user without interests (or none at all) still gets the one record: an empty graph, not an error.
-    nobody = store.read_statement("user_interests_packed", **{**params, "user_id": "nobody", "owner": "u:nobody"})
-    assert nobody == [{"columns": packed["columns"], "rows": []}]
+    nobody = store.read_statement(
+        "user_graph_load", interests=True, **{**params, "user_id": "nobody", "owner": "u:nobody"}
+    )
+    assert nobody[0]["rows"] == [] and nobody[0]["exists"] is False and nobody[0]["columns"] == packed["columns"]
     assert store.load_user_graph(UserRef(tenant, "nobody")).concepts == {}
 
 
@@ -210,7 +262,9 @@ def test_the_background_rerank_takes_the_versions_from_the_write(store, settings
         # The ingest's one read, then its write; the re-rank's load (from the cached graph) and write-back.
         assert seen.count("read") == 2, seen
         after_write = seen[seen.index("ingest_lock_user") :]
-        assert after_write.index("read") < after_write.index("user_graph_rest") < after_write.index("user_bump_version")
+        load = after_write.index("user_graph_load (auto-commit)")
+        assert after_write.index("read") < load < after_write.index("user_bump_version")
+        assert "user_interests" not in after_write  # the cached graph was updated with the write's rows
         user = UserRef(tenant, "bg")
         ranked = mem.core.ranked_graphs.peek(user)
         assert ranked is not None and ranked.version == store.user_version(user)[0] and not ranked.unwritten
