@@ -194,6 +194,9 @@ class WeightRow:
     propagated: float
     final: float
     tier: Tier | None  # None keeps the stored tier
+    # The interest is stored with the tier this row keeps (as the ranked graph was read): only its weights
+    # are written (user_write_weights' $updates, by index seek, no MERGE or label rewrite).
+    weights_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -940,19 +943,29 @@ class Neo4jStore:
                 "propagated": float(r.propagated),
                 "final": float(r.final),
                 "tier": r.tier.value if r.tier else None,
+                "weights_only": r.weights_only,
             }
             for r in rows
         ]
 
         def work(tx: ManagedTransaction) -> int:
-            version = self._run(tx, "user_bump_version", **user.params())
-            if not version:
-                raise InvalidInput(f"user {user.user_id!r} does not exist", code="USER_NOT_FOUND", status=404)
+            version: int | None = None
             restored = 0
-            for start in range(0, len(payload), 5000):
-                restored += self._run(tx, "user_write_weights", rows=payload[start : start + 5000], **user.params())[0][
-                    "restored"
-                ]
+            # The version bump comes with the first rows (one statement: the user's lock, then the rows).
+            for start in range(0, max(1, len(payload)), 5000):
+                chunk = payload[start : start + 5000]
+                written = self._run(
+                    tx,
+                    "user_write_weights",
+                    bump=1 if version is None else 0,
+                    updates=[r for r in chunk if r["weights_only"]],
+                    rows=[r for r in chunk if not r["weights_only"]],
+                    **user.params(),
+                )
+                if not written:
+                    raise InvalidInput(f"user {user.user_id!r} does not exist", code="USER_NOT_FOUND", status=404)
+                version = version if version is not None else int(written[0]["version"])
+                restored += written[0]["restored"]
             if fault:
                 fault("weights")
             if compaction is not None:
@@ -970,7 +983,8 @@ class Neo4jStore:
                 self._run(tx, "user_summary_recount", **user.params())
             if fault:
                 fault("compaction")
-            return int(version[0]["version"])
+            assert version is not None
+            return version
 
         return self._write(work)
 

@@ -263,7 +263,9 @@ def test_the_background_rerank_takes_the_versions_from_the_write(store, settings
         assert seen.count("read") == 2, seen
         after_write = seen[seen.index("ingest_lock_user") :]
         load = after_write.index("user_graph_load (auto-commit)")
-        assert after_write.index("read") < load < after_write.index("user_bump_version")
+        # The write-back: the version bump and the rows in one statement.
+        assert after_write.index("read") < load < after_write.index("user_write_weights")
+        assert "user_bump_version" not in after_write
         assert "user_interests" not in after_write  # the cached graph was updated with the write's rows
         user = UserRef(tenant, "bg")
         ranked = mem.core.ranked_graphs.peek(user)
@@ -273,3 +275,49 @@ def test_the_background_rerank_takes_the_versions_from_the_write(store, settings
         # later test on a closed driver).
         if mem.core.background is not None:
             mem.core.background.close(mem.settings.rerank_drain_s)
+
+
+@pytest.mark.neo4j
+def test_a_weights_only_row_stores_what_the_full_row_stores(store, settings, tenant) -> None:
+    """A re-rank's rows for interests that keep their stored tier go by index seek without MERGEs or label
+    rewrites (WeightRow.weights_only): the stored interests, tiers and labels are the same as the full path
+    leaves them, the version moves by one, and a weights-only row never creates an interest."""
+    from graphmem.store import WeightRow
+
+    mem = GraphMemory(settings.model_copy(update={"rerank_in_background": False}), store=store)
+    text = "I want to learn Python and Django. Django uses SQL."
+    for uid in ("full", "fast"):
+        mem.ingest(tenant, uid, "s1", [TurnIn(turn_id="t1", role="user", text=text)])
+    graphs = {uid: store.load_user_graph(UserRef(tenant, uid)) for uid in ("full", "fast")}
+    assert graphs["full"].concepts.keys() == graphs["fast"].concepts.keys()
+    stored = sorted(k for k, n in graphs["full"].concepts.items() if n.tier is not None)
+    assert len(stored) >= 3
+    for uid, fast in (("full", False), ("fast", True)):
+        user = UserRef(tenant, uid)
+        before = store.user_version(user)[0]
+        rows = [WeightRow(k, 1.0 + i, 0.5, 1.5 + i, None, fast) for i, k in enumerate(stored)]
+        if fast:  # a key with no interest: nothing is created for it
+            rows.append(WeightRow("no-such-interest", 1.0, 1.0, 2.0, None, True))
+        with _counting(store) as seen:
+            version = store.write_weights(user, rows)
+        assert [s for s in seen if s not in ("read", "write")] == ["user_write_weights"], seen
+        assert version == before + 1 == store.user_version(user)[0]
+
+    def interests(uid: str) -> list[dict[str, Any]]:
+        params = {"tenant": tenant, "user_id": uid, "owner": "u:" + uid}
+        rows = store.read_statement("user_interests", **params)
+        # The two users' turns were said a moment apart: their times differ, nothing else may.
+        times = ("first_seen_us", "last_seen_us", "mention_ts")
+        return sorted(({k: v for k, v in r.items() if k not in times} for r in rows), key=lambda r: r["key"])
+
+    assert interests("full") == interests("fast")
+    with store._driver.session(database=store.database) as session:
+        labels = {
+            r["uid"]: r["labels"]
+            for r in session.run(
+                "MATCH (i:Interest {tenant: $tenant}) WHERE i.user_id IN ['full', 'fast'] "
+                "WITH i.user_id AS uid, i ORDER BY i.key RETURN uid, collect([i.key, labels(i)]) AS labels",
+                tenant=tenant,
+            )
+        }
+    assert labels["full"] == labels["fast"]

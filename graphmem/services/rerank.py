@@ -258,8 +258,11 @@ def _weight_rows(graph: UserGraph, ranking: Ranking, tiers: dict[str, Tier]) -> 
         # PageRank shifts every weight a little on each write: rewrite a row only when its
         # weight moved by more than 1 % or its tier changed, so ingest cost follows the change,
         # not the graph's size. Blocks use the in-memory ranking, never the stored weights.
-        if _row_changed(graph.concepts[k], rc.final, tier):
-            rows.append(WeightRow(k, rc.initial, rc.propagated, rc.final, tier))
+        node = graph.concepts[k]
+        if _row_changed(node, rc.final, tier):
+            # Stored with the tier it keeps (a loaded interest always has one): only its weights move.
+            weights_only = node.tier is not None and (tier is None or tier is node.tier)
+            rows.append(WeightRow(k, rc.initial, rc.propagated, rc.final, tier, weights_only))
     return rows
 
 
