@@ -264,24 +264,26 @@ def _activity_clock(last_ms: int | None) -> datetime:
 
 def _interest_node(r: dict[str, Any]) -> ConceptNode:
     """A user_interests (or ingest_refresh_interests) row to a graph node."""
-    return ConceptNode(
-        key=r["key"],
-        name=r["name"],
-        type=r["type"],
-        user_mentions=int(r["user_mentions"]),
-        assistant_mentions=int(r["assistant_mentions"]),
-        stance=Stance(r["stance"]) if r["stance"] else None,
-        first_seen=_from_epoch_us(r["first_seen_us"]),
-        last_seen=_from_epoch_us(r["last_seen_us"]),
-        sessions=tuple(r["sessions"]),
-        in_catalog=bool(r["in_catalog"]),
-        critical=bool(r["critical"]),
-        tier=Tier(r["tier"]) if r["tier"] else None,
-        compacted_at=_from_epoch_us(r["compacted_at_us"]),
-        evidence=tuple(r["evidence"]),
-        mention_times=tuple(float(x) for x in r["mention_ts"]),
-        mention_roles=tuple(r["mention_roles"]),
-        weight=float(r["weight"]) if r["weight"] is not None else None,
+    return ConceptNode.of_fields(
+        {
+            "key": r["key"],
+            "name": r["name"],
+            "type": r["type"],
+            "user_mentions": int(r["user_mentions"]),
+            "assistant_mentions": int(r["assistant_mentions"]),
+            "stance": Stance(r["stance"]) if r["stance"] else None,
+            "first_seen": _from_epoch_us(r["first_seen_us"]),
+            "last_seen": _from_epoch_us(r["last_seen_us"]),
+            "sessions": tuple(r["sessions"]),
+            "in_catalog": bool(r["in_catalog"]),
+            "critical": bool(r["critical"]),
+            "tier": Tier(r["tier"]) if r["tier"] else None,
+            "compacted_at": _from_epoch_us(r["compacted_at_us"]),
+            "evidence": tuple(r["evidence"]),
+            "mention_times": tuple(float(x) for x in r["mention_ts"]),
+            "mention_roles": tuple(r["mention_roles"]),
+            "weight": float(r["weight"]) if r["weight"] is not None else None,
+        }
     )
 
 

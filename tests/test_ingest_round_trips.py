@@ -321,3 +321,41 @@ def test_a_weights_only_row_stores_what_the_full_row_stores(store, settings, ten
             )
         }
     assert labels["full"] == labels["fast"]
+
+
+def test_a_node_stored_as_is_the_node_replaced() -> None:
+    """ConceptNode.stored_as (the re-rank's copy of a written row) equals dataclasses.replace, field for field."""
+    from dataclasses import fields, replace
+
+    from graphmem.models import ConceptNode, Stance, Tier, utc_now
+
+    node = ConceptNode(
+        key="k", name="K", type="topic", user_mentions=2, stance=Stance.confused, first_seen=utc_now(),
+        sessions=("s1",), tier=Tier.compacted, evidence=("t1", "t2"), mention_times=(1.0, 2.0),
+        mention_roles=("user", "assistant"), weight=3.5, mastery=0.4, mastery_attempts=3,
+    )  # fmt: skip
+    for tier, weight in ((Tier.core, 9.25), (None, None), (Tier.related, 0.0)):
+        copied, replaced = node.stored_as(tier, weight), replace(node, tier=tier, weight=weight)
+        assert type(copied) is ConceptNode and copied == replaced and hash(copied) == hash(replaced)
+        assert all(getattr(copied, f.name) == getattr(replaced, f.name) for f in fields(ConceptNode))
+    assert node.tier is Tier.compacted and node.weight == 3.5  # the original is untouched
+    # ConceptNode.of_fields: the node __init__ builds, from any subset of its fields.
+    values = {f.name: getattr(node, f.name) for f in fields(ConceptNode)}
+    assert ConceptNode.of_fields(values) == ConceptNode(**values) == node
+    assert ConceptNode.of_fields({"key": "k", "name": "K"}) == ConceptNode("k", "K")
+
+
+@pytest.mark.neo4j
+def test_interest_rows_become_the_nodes_init_builds(store, tenant) -> None:
+    from graphmem.models import ConceptNode
+    from graphmem.store import _interest_node
+
+    mem = GraphMemory(Settings(rerank_in_background=False, gc_freeze=False), store=store)
+    mem.ingest(tenant, "rows", "s1", [TurnIn(role="user", text="I struggle with Python and Django.")])
+    params = {"tenant": tenant, "user_id": "rows", "owner": "u:rows"}
+    rows = store.read_statement("user_interests", **params)
+    assert rows
+    for row in rows:
+        node = _interest_node(row)
+        # Only field names (a misspelt one would be refused here), and the values __init__ would hold.
+        assert ConceptNode(**node.__dict__) == node

@@ -238,7 +238,7 @@ class Reranker:
         for k, n in concepts.items():
             tier = plan.tiers.get(k, n.tier)
             if k in written or tier is not n.tier:
-                concepts[k] = replace(n, tier=tier, weight=written.get(k, n.weight))
+                concepts[k] = n.stored_as(tier, written.get(k, n.weight))
         graph = replace(graph, concepts=concepts)
         core.ranked_graphs.put(user, RankedGraph(version, catalog_version, graph, ranking, dict(plan.tiers)))
         return {
@@ -273,7 +273,7 @@ def _with_rows(graph: UserGraph, rows: Sequence[WeightRow]) -> UserGraph:
     concepts = dict(graph.concepts)
     for r in rows:
         n = concepts[r.key]
-        concepts[r.key] = replace(n, tier=r.tier or n.tier or Tier.related, weight=r.final)
+        concepts[r.key] = n.stored_as(r.tier or n.tier or Tier.related, r.final)
     return replace(graph, concepts=concepts)
 
 
