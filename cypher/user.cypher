@@ -26,22 +26,6 @@ RETURN i.key AS key, CASE WHEN c.in_catalog OR i.own_name IS NULL THEN c.name EL
        coalesce(i.evidence, []) AS evidence, coalesce(i.mention_ts, []) AS mention_ts,
        coalesce(i.mention_roles, []) AS mention_roles, i.weight AS weight;
 
-// name: user_interests_packed
-// user_interests' rows packed in one record (its column names, then one list per interest): the driver
-// decodes one message instead of one per row, which cost most of an uncached graph load (220-270 rows,
-// most of them catalog neighbours with a stored weight: 15-18 ms -> 5-10 ms on the loaded dev machine).
-MATCH (i:Interest {tenant: $tenant, user_id: $user_id})-[:ABOUT]->(c:Concept)
-// Aggregated with no grouping key (the column names come after), so a user without interests gets its record.
-WITH collect([i.key, CASE WHEN c.in_catalog OR i.own_name IS NULL THEN c.name ELSE i.own_name END, c.type,
-                c.in_catalog, c.critical, coalesce(i.user_mentions, 0), coalesce(i.assistant_mentions, 0),
-                i.stance, i.first_seen.epochSeconds * 1000000 + i.first_seen.microsecond,
-                i.last_seen.epochSeconds * 1000000 + i.last_seen.microsecond, coalesce(i.sessions, []), i.tier,
-                i.compacted_at.epochSeconds * 1000000 + i.compacted_at.microsecond, coalesce(i.evidence, []),
-                coalesce(i.mention_ts, []), coalesce(i.mention_roles, []), i.weight]) AS rows
-RETURN ['key', 'name', 'type', 'in_catalog', 'critical', 'user_mentions', 'assistant_mentions', 'stance',
-        'first_seen_us', 'last_seen_us', 'sessions', 'tier', 'compacted_at_us', 'evidence', 'mention_ts',
-        'mention_roles', 'weight'] AS columns, rows;
-
 // name: edges_by_owner
 // Every relation of one owner in a tenant ('catalog', or a user's 'u:<id>'), by index seek per type.
 CALL () {
@@ -77,33 +61,53 @@ RETURN coalesce(sum(n), 0) AS turns, coalesce(sum(tokens), 0) AS tokens, max(las
        collect(CASE WHEN own THEN [language, n] END) AS user_languages;
 
 // name: user_write_weights
-// Writes ranked weights and tiers back; the tier is also a label (Core, Related, Compacted) for the Browser.
-// A row without a tier keeps the stored one (concepts below the threshold wait for a compaction run).
+// Writes ranked weights and tiers back, bumping the user's graph version by $bump first (the user's write
+// lock; 1 for a write's first statement, 0 for the rest of a big one): one round trip where two were.
+// $updates: rows of interests stored with the tier they keep (the caller read it with the graph): only
+// their weights change, by index seek, with the name the full path would set (most rows of a re-rank:
+// PageRank moves every weight past the 1 % rule while tiers rarely change; ~3x cheaper per row than the
+// full path's MERGEs and label rewrites). An interest gone since (forgotten) is not recreated.
+// $rows: the rest (new interests, tier changes) write the tier as well, which is also a label (Core,
+// Related, Compacted) for the Browser. A row without a tier keeps the stored one (concepts below the
+// threshold wait for a compaction run).
 // Callers send only rows that changed (tier, or weight by more than 1 %), so ranked_at is when a row's
 // weight was last written, not when it was last ranked. A concept that leaves the compacted tier loses
 // its FOLDS link from the summary here, so links always match the stored tiers.
-UNWIND $rows AS row
 MATCH (u:User {tenant: $tenant, id: $user_id})
-MATCH (c:Concept {tenant: $tenant, key: row.key})
-MERGE (i:Interest {tenant: $tenant, user_id: $user_id, key: row.key})
-  ON CREATE SET i.created_at = datetime(), i.name = c.name, i.mentions = 0, i.user_mentions = 0,
-                i.assistant_mentions = 0, i.sessions = [], i.mention_ts = [], i.mention_roles = [],
-                i.evidence = [], i.tier = 'related'
-MERGE (u)-[:HAS_INTEREST]->(i)
-MERGE (i)-[:ABOUT]->(c)
-WITH i, c, row, coalesce(row.tier, i.tier, 'related') AS tier, i.tier = 'compacted' AS was_compacted
-SET i.name = CASE WHEN c.in_catalog OR i.own_name IS NULL THEN c.name ELSE i.own_name END,
-    i.initial_weight = row.initial, i.propagated_weight = row.propagated,
-    i.weight = row.final, i.ranked_at = datetime(),
-    i.restored_at = CASE WHEN i.tier = 'compacted' AND tier <> 'compacted' THEN datetime() ELSE i.restored_at END,
-    i.compacted_at = CASE WHEN tier = 'compacted' THEN coalesce(i.compacted_at, datetime()) ELSE null END,
-    i.tier = tier
-REMOVE i:Core:Related:Compacted
-FOREACH (_ IN CASE WHEN tier = 'core' THEN [1] ELSE [] END | SET i:Core)
-FOREACH (_ IN CASE WHEN tier = 'related' THEN [1] ELSE [] END | SET i:Related)
-FOREACH (_ IN CASE WHEN tier = 'compacted' THEN [1] ELSE [] END | SET i:Compacted)
-FOREACH (f IN CASE WHEN was_compacted AND tier <> 'compacted' THEN [(i)<-[x:FOLDS]-(:Summary {tenant: $tenant, user_id: $user_id}) | x] ELSE [] END | DELETE f)
-RETURN count(i) AS written, sum(CASE WHEN was_compacted AND tier <> 'compacted' THEN 1 ELSE 0 END) AS restored;
+SET u.version = u.version + $bump, u.updated_at = CASE WHEN $bump > 0 THEN datetime() ELSE u.updated_at END
+WITH u
+CALL () {
+  UNWIND $updates AS row
+  MATCH (i:Interest {tenant: $tenant, user_id: $user_id, key: row.key})-[:ABOUT]->(c:Concept)
+  SET i.name = CASE WHEN c.in_catalog OR i.own_name IS NULL THEN c.name ELSE i.own_name END,
+      i.initial_weight = row.initial, i.propagated_weight = row.propagated,
+      i.weight = row.final, i.ranked_at = datetime()
+  RETURN count(i) AS updated
+}
+CALL (u) {
+  UNWIND $rows AS row
+  MATCH (c:Concept {tenant: $tenant, key: row.key})
+  MERGE (i:Interest {tenant: $tenant, user_id: $user_id, key: row.key})
+    ON CREATE SET i.created_at = datetime(), i.name = c.name, i.mentions = 0, i.user_mentions = 0,
+                  i.assistant_mentions = 0, i.sessions = [], i.mention_ts = [], i.mention_roles = [],
+                  i.evidence = [], i.tier = 'related'
+  MERGE (u)-[:HAS_INTEREST]->(i)
+  MERGE (i)-[:ABOUT]->(c)
+  WITH i, c, row, coalesce(row.tier, i.tier, 'related') AS tier, i.tier = 'compacted' AS was_compacted
+  SET i.name = CASE WHEN c.in_catalog OR i.own_name IS NULL THEN c.name ELSE i.own_name END,
+      i.initial_weight = row.initial, i.propagated_weight = row.propagated,
+      i.weight = row.final, i.ranked_at = datetime(),
+      i.restored_at = CASE WHEN i.tier = 'compacted' AND tier <> 'compacted' THEN datetime() ELSE i.restored_at END,
+      i.compacted_at = CASE WHEN tier = 'compacted' THEN coalesce(i.compacted_at, datetime()) ELSE null END,
+      i.tier = tier
+  REMOVE i:Core:Related:Compacted
+  FOREACH (_ IN CASE WHEN tier = 'core' THEN [1] ELSE [] END | SET i:Core)
+  FOREACH (_ IN CASE WHEN tier = 'related' THEN [1] ELSE [] END | SET i:Related)
+  FOREACH (_ IN CASE WHEN tier = 'compacted' THEN [1] ELSE [] END | SET i:Compacted)
+  FOREACH (f IN CASE WHEN was_compacted AND tier <> 'compacted' THEN [(i)<-[x:FOLDS]-(:Summary {tenant: $tenant, user_id: $user_id}) | x] ELSE [] END | DELETE f)
+  RETURN count(i) AS written, sum(CASE WHEN was_compacted AND tier <> 'compacted' THEN 1 ELSE 0 END) AS restored
+}
+RETURN u.version AS version, updated + written AS written, restored;
 
 // name: user_record_compaction
 // Records a compaction run and points the user's related_to_core_topics summary at what was folded.
@@ -312,11 +316,29 @@ UNWIND $keys AS key
 MATCH (c:Concept {tenant: $tenant, key: key})
 RETURN c.key AS key, c.name AS name, c.in_catalog AS in_catalog;
 
-// name: user_graph_rest
-// What loading a user's graph reads besides the interests, in one statement (one round trip where three
-// cost three): the mastery of every concept attempted (attempts_user_mastery's rows), the user's own
-// relations (owner 'u:' + the user id, as UserRef.owner; edges_by_owner's rows) and the history size
-// (user_history_size's row).
+// name: user_graph_load
+// Everything loading a user's graph reads, in one statement (one auto-commit round trip where a managed
+// read of two statements took four, and the version check before it a fifth): the user's graph version
+// and the tenant's catalog version (user_version's row, so a graph is cached under the versions it was
+// read at), the interests packed in one record when $interests (user_interests' columns, then one list
+// per interest: the driver decodes one message instead of one per row, which cost most of an uncached
+// load), the mastery of every concept attempted (attempts_user_mastery's rows), the user's own relations
+// (owner 'u:' + the user id, as UserRef.owner; edges_by_owner's rows) and the history size
+// (user_history_size's row). Without $interests (a load that updates a cached graph with an ingest's
+// refreshed rows) the interests are not read.
+OPTIONAL MATCH (u:User {tenant: $tenant, id: $user_id})
+OPTIONAL MATCH (tn:Tenant {id: $tenant})
+CALL () {
+  MATCH (i:Interest {tenant: $tenant, user_id: $user_id})-[:ABOUT]->(c:Concept)
+  WHERE $interests
+  // Aggregated with no grouping key, so a user without interests gets its (empty) list.
+  RETURN collect([i.key, CASE WHEN c.in_catalog OR i.own_name IS NULL THEN c.name ELSE i.own_name END, c.type,
+                  c.in_catalog, c.critical, coalesce(i.user_mentions, 0), coalesce(i.assistant_mentions, 0),
+                  i.stance, i.first_seen.epochSeconds * 1000000 + i.first_seen.microsecond,
+                  i.last_seen.epochSeconds * 1000000 + i.last_seen.microsecond, coalesce(i.sessions, []), i.tier,
+                  i.compacted_at.epochSeconds * 1000000 + i.compacted_at.microsecond, coalesce(i.evidence, []),
+                  coalesce(i.mention_ts, []), coalesce(i.mention_roles, []), i.weight]) AS rows
+}
 CALL () {
   MATCH (m:Mastery {tenant: $tenant, user_id: $user_id})-[:OF]->(c:Concept)
   OPTIONAL MATCH (i:Interest {tenant: $tenant, user_id: $user_id, key: m.key})
@@ -347,4 +369,7 @@ CALL () {
   RETURN coalesce(sum(n), 0) AS turns, coalesce(sum(tokens), 0) AS tokens, max(last_ms) AS last_ms,
          collect(CASE WHEN own THEN [language, n] END) AS user_languages
 }
-RETURN mastery, own_edges, turns, tokens, last_ms, user_languages;
+RETURN u.version AS version, coalesce(tn.catalog_version, 0) AS catalog_version, u IS NOT NULL AS exists,
+       ['key', 'name', 'type', 'in_catalog', 'critical', 'user_mentions', 'assistant_mentions', 'stance',
+        'first_seen_us', 'last_seen_us', 'sessions', 'tier', 'compacted_at_us', 'evidence', 'mention_ts',
+        'mention_roles', 'weight'] AS columns, rows, mastery, own_edges, turns, tokens, last_ms, user_languages;

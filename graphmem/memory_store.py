@@ -406,6 +406,13 @@ class InMemoryStore:
                 language=dominant_language([[lang, n] for lang, n in languages.items()]),
             )
 
+    def load_current_graph(self, user: UserRef, depth: int | None = None) -> tuple[int, int, UserGraph] | None:
+        with self._lock:
+            version, catalog_version = self.user_version(user)
+            if version is None:
+                return None
+            return version, catalog_version, self.load_user_graph(user, depth=depth)
+
     @staticmethod
     def _relation_rows(
         keys: Iterable[RelKey], scope: str, props: dict[RelKey, dict[str, Any]] | None = None

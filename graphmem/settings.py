@@ -144,6 +144,11 @@ class Settings(BaseSettings):
     gc_freeze: bool = True
     # On shutdown, how long pending background re-ranks may run before they are dropped (derived data).
     rerank_drain_s: float = 5.0
+    # A read that waited for the background's ranking of its user (the block right after an ingest) answers
+    # before that re-rank's weights write-back starts, for up to this long: the write-back's statement and
+    # its Python work otherwise compete with the answer's selection, rendering and HTTP for the two cores
+    # (services/rerank.py, BackgroundReranker.answered). 0: the write-back starts at once.
+    rerank_read_first_ms: float = 20.0
 
     # --- specificity (graphmem/specificity.py): what may enter core and related ---------
     # A concept more of the tenant's users have than this share is not specific to one of them;

@@ -194,6 +194,9 @@ class WeightRow:
     propagated: float
     final: float
     tier: Tier | None  # None keeps the stored tier
+    # The interest is stored with the tier this row keeps (as the ranked graph was read): only its weights
+    # are written (user_write_weights' $updates, by index seek, no MERGE or label rewrite).
+    weights_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -261,24 +264,26 @@ def _activity_clock(last_ms: int | None) -> datetime:
 
 def _interest_node(r: dict[str, Any]) -> ConceptNode:
     """A user_interests (or ingest_refresh_interests) row to a graph node."""
-    return ConceptNode(
-        key=r["key"],
-        name=r["name"],
-        type=r["type"],
-        user_mentions=int(r["user_mentions"]),
-        assistant_mentions=int(r["assistant_mentions"]),
-        stance=Stance(r["stance"]) if r["stance"] else None,
-        first_seen=_from_epoch_us(r["first_seen_us"]),
-        last_seen=_from_epoch_us(r["last_seen_us"]),
-        sessions=tuple(r["sessions"]),
-        in_catalog=bool(r["in_catalog"]),
-        critical=bool(r["critical"]),
-        tier=Tier(r["tier"]) if r["tier"] else None,
-        compacted_at=_from_epoch_us(r["compacted_at_us"]),
-        evidence=tuple(r["evidence"]),
-        mention_times=tuple(float(x) for x in r["mention_ts"]),
-        mention_roles=tuple(r["mention_roles"]),
-        weight=float(r["weight"]) if r["weight"] is not None else None,
+    return ConceptNode.of_fields(
+        {
+            "key": r["key"],
+            "name": r["name"],
+            "type": r["type"],
+            "user_mentions": int(r["user_mentions"]),
+            "assistant_mentions": int(r["assistant_mentions"]),
+            "stance": Stance(r["stance"]) if r["stance"] else None,
+            "first_seen": _from_epoch_us(r["first_seen_us"]),
+            "last_seen": _from_epoch_us(r["last_seen_us"]),
+            "sessions": tuple(r["sessions"]),
+            "in_catalog": bool(r["in_catalog"]),
+            "critical": bool(r["critical"]),
+            "tier": Tier(r["tier"]) if r["tier"] else None,
+            "compacted_at": _from_epoch_us(r["compacted_at_us"]),
+            "evidence": tuple(r["evidence"]),
+            "mention_times": tuple(float(x) for x in r["mention_ts"]),
+            "mention_roles": tuple(r["mention_roles"]),
+            "weight": float(r["weight"]) if r["weight"] is not None else None,
+        }
     )
 
 
@@ -799,65 +804,94 @@ class Neo4jStore:
         re-read: the base's concepts are updated with the refreshed rows and only the relations,
         neighbours and history size are read.
         """
+        return self._load(user, extra_keys, depth, now, base, refreshed, catalog_version)[1]
+
+    def load_current_graph(self, user: UserRef, depth: int | None = None) -> tuple[int, int, UserGraph] | None:
+        """(graph version, catalog version, the user's graph as read at them), or None for no such user.
+
+        One auto-commit round trip reads the versions with the graph (``user_graph_load``): a read that
+        has no cached graph for the user needs no version check first, and the graph is cached under the
+        versions it was read at."""
+        version, graph = self._load(user, (), depth, None, None, (), None)
+        if version is None:
+            return None
+        return version[0], version[1], graph
+
+    def _load(
+        self,
+        user: UserRef,
+        extra_keys: Iterable[str],
+        depth: int | None,
+        now: datetime | None,
+        base: UserGraph | None,
+        refreshed: Sequence[dict[str, Any]],
+        catalog_version: int | None,
+    ) -> tuple[tuple[int, int] | None, UserGraph]:
+        """((graph version, catalog version) or None when the user does not exist, the graph).
+
+        One statement in an auto-commit transaction (``user_graph_load``: one round trip; a managed read
+        adds BEGIN's and COMMIT's, ~1 ms each on this machine's loopback): nothing here needs more than
+        that statement's own snapshot. Rarely more: the tenant's catalog relations when the catalog
+        changed since they were cached, concept facts of neighbours outside the catalog."""
         depth = self.settings.subgraph_depth if depth is None else depth
         extra = [k for k in extra_keys if k]
-
-        def work(tx: ManagedTransaction) -> UserGraph:
-            concepts: dict[str, ConceptNode]
-            if base is not None:
-                concepts = dict(base.concepts)
-                rows: Iterable[dict[str, Any]] = refreshed
-            else:
-                concepts = {}
-                packed = self._run_flat(tx, "user_interests_packed", **user.params())[0]
-                rows = (dict(zip(packed["columns"], row, strict=True)) for row in packed["rows"])
-            for r in rows:
-                concepts[r["key"]] = _interest_node(r)
-            # Mastery, the user's own relations and the history size in one statement (user_graph_rest).
-            rest = self._run_flat(tx, "user_graph_rest", **user.params())[0]
-            # Graded attempts: mastery joins the user model (an attempted concept is in the graph
-            # even when the user never named it).
-            attempted = _apply_mastery(concepts, rest["mastery"])
-            seeds = seed_keys(concepts, extra, attempted)
-            # Visible relations: the tenant's catalog (cached per catalog version) and the user's own,
-            # both by index seek. Expanding the user's concepts in Neo4j also walked every other user's
-            # relations on the shared concept nodes (~30-50 ms per hop in a busy tenant).
-            catalog = self._catalog_adjacency(tx, user.tenant, catalog_version)
-            catalog_deps = catalog.deps
-            own_adj = adjacency(rest["own_edges"])
-            edges = walk(seeds, (catalog.adj, own_adj), depth)
-            missing = missing_endpoints(edges, extra, concepts)
-            # Catalog neighbours the user never named come from the per-version cache; only others
-            # (rare: the user's own concepts are interests already) are read.
-            for k in [k for k in missing if k in catalog.facts]:
-                concepts[k] = catalog.facts[k]
-                missing.discard(k)
-            if missing:
-                for r in self._run_flat(tx, "user_concepts_by_key", keys=sorted(missing), **user.params()):
-                    concepts[r["key"]] = ConceptNode(
-                        key=r["key"],
-                        name=r["name"],
-                        type=r["type"],
-                        in_catalog=bool(r["in_catalog"]),
-                        critical=bool(r["critical"]),
-                    )
-            kept = kept_edges(edges, concepts)
-            size = rest
-            # Key order, so the same graph always gives the same ranking down to the last float bit.
-            concepts = {k: concepts[k] for k in sorted(concepts)}
-            return UserGraph(
-                tenant=user.tenant,
-                user_id=user.user_id,
-                concepts=concepts,
-                edges=kept,
-                now=now or _activity_clock(size["last_ms"]),
-                history_tokens=int(size["tokens"]),
-                turn_count=int(size["turns"]),
-                catalog_deps=catalog_deps,
-                language=dominant_language(size["user_languages"]),
-            )
-
-        return self._read(work)
+        row = self._read_one("user_graph_load", **user.params(interests=base is None))[0]
+        concepts: dict[str, ConceptNode]
+        if base is not None:
+            concepts = dict(base.concepts)
+            rows: Iterable[dict[str, Any]] = refreshed
+        else:
+            concepts = {}
+            columns = row["columns"]
+            rows = (dict(zip(columns, r, strict=True)) for r in row["rows"])
+            # The versions this graph was read at (a base comes from the caller, who knows its own).
+            catalog_version = int(row["catalog_version"])
+        for r in rows:
+            concepts[r["key"]] = _interest_node(r)
+        # Graded attempts: mastery joins the user model (an attempted concept is in the graph
+        # even when the user never named it).
+        attempted = _apply_mastery(concepts, row["mastery"])
+        seeds = seed_keys(concepts, extra, attempted)
+        # Visible relations: the tenant's catalog (cached per catalog version) and the user's own,
+        # both by index seek. Expanding the user's concepts in Neo4j also walked every other user's
+        # relations on the shared concept nodes (~30-50 ms per hop in a busy tenant).
+        catalog = self._catalog_edges.get(user.tenant)
+        if catalog is None or catalog_version is None or catalog.version != catalog_version:
+            known = catalog_version
+            catalog = self._read(lambda tx: self._catalog_adjacency(tx, user.tenant, known))
+        own_adj = adjacency(row["own_edges"])
+        edges = walk(seeds, (catalog.adj, own_adj), depth)
+        missing = missing_endpoints(edges, extra, concepts)
+        # Catalog neighbours the user never named come from the per-version cache; only others
+        # (rare: the user's own concepts are interests already) are read.
+        for k in [k for k in missing if k in catalog.facts]:
+            concepts[k] = catalog.facts[k]
+            missing.discard(k)
+        if missing:
+            for r in self._read_one("user_concepts_by_key", **user.params(keys=sorted(missing))):
+                concepts[r["key"]] = ConceptNode(
+                    key=r["key"],
+                    name=r["name"],
+                    type=r["type"],
+                    in_catalog=bool(r["in_catalog"]),
+                    critical=bool(r["critical"]),
+                )
+        kept = kept_edges(edges, concepts)
+        # Key order, so the same graph always gives the same ranking down to the last float bit.
+        concepts = {k: concepts[k] for k in sorted(concepts)}
+        graph = UserGraph(
+            tenant=user.tenant,
+            user_id=user.user_id,
+            concepts=concepts,
+            edges=kept,
+            now=now or _activity_clock(row["last_ms"]),
+            history_tokens=int(row["tokens"]),
+            turn_count=int(row["turns"]),
+            catalog_deps=catalog.deps,
+            language=dominant_language(row["user_languages"]),
+        )
+        versions = (int(row["version"]), int(row["catalog_version"])) if row["exists"] else None
+        return versions, graph
 
     def _catalog_adjacency(
         self, tx: ManagedTransaction, tenant: str, known_version: int | None = None
@@ -911,19 +945,29 @@ class Neo4jStore:
                 "propagated": float(r.propagated),
                 "final": float(r.final),
                 "tier": r.tier.value if r.tier else None,
+                "weights_only": r.weights_only,
             }
             for r in rows
         ]
 
         def work(tx: ManagedTransaction) -> int:
-            version = self._run(tx, "user_bump_version", **user.params())
-            if not version:
-                raise InvalidInput(f"user {user.user_id!r} does not exist", code="USER_NOT_FOUND", status=404)
+            version: int | None = None
             restored = 0
-            for start in range(0, len(payload), 5000):
-                restored += self._run(tx, "user_write_weights", rows=payload[start : start + 5000], **user.params())[0][
-                    "restored"
-                ]
+            # The version bump comes with the first rows (one statement: the user's lock, then the rows).
+            for start in range(0, max(1, len(payload)), 5000):
+                chunk = payload[start : start + 5000]
+                written = self._run(
+                    tx,
+                    "user_write_weights",
+                    bump=1 if version is None else 0,
+                    updates=[r for r in chunk if r["weights_only"]],
+                    rows=[r for r in chunk if not r["weights_only"]],
+                    **user.params(),
+                )
+                if not written:
+                    raise InvalidInput(f"user {user.user_id!r} does not exist", code="USER_NOT_FOUND", status=404)
+                version = version if version is not None else int(written[0]["version"])
+                restored += written[0]["restored"]
             if fault:
                 fault("weights")
             if compaction is not None:
@@ -941,7 +985,8 @@ class Neo4jStore:
                 self._run(tx, "user_summary_recount", **user.params())
             if fault:
                 fault("compaction")
-            return int(version[0]["version"])
+            assert version is not None
+            return version
 
         return self._write(work)
 

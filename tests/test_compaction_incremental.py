@@ -80,8 +80,14 @@ def test_ingest_updates_the_cached_graph_as_a_reload_would(store, settings, tena
 
     mem = GraphMemory(settings, store=store)
     ran: list[str] = []
-    run = store._run
+    run, read_one = store._run, store._read_one
     monkeypatch.setattr(store, "_run", lambda tx, name, *a, **kw: ran.append(name) or run(tx, name, *a, **kw))
+    # A graph load that reads every interest is user_graph_load with interests=True.
+    monkeypatch.setattr(
+        store,
+        "_read_one",
+        lambda name, **kw: ran.append("user_interests" if kw.get("interests") else name) or read_one(name, **kw),
+    )
     texts = [
         "I want to learn Python before Django",
         "Django uses SQL databases and an ORM",

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from graphmem import consistency
-from graphmem.errors import TurnIdConflict
+from graphmem.errors import NotFound, TurnIdConflict
 from graphmem.memory_store import InMemoryStore
 from graphmem.models import TurnIn
 from graphmem.service import GraphMemory
@@ -133,7 +133,52 @@ def test_agent_loop_round_trips(store, settings, tenant) -> None:
     catalog_version = store.user_version(user)[1]
     with _counting(store) as seen:
         store.load_user_graph(user, catalog_version=catalog_version)  # the catalog's relations are cached
-    assert seen == ["read", "user_interests_packed", "user_graph_rest"]
+    # Interests, mastery, own relations and history size in one auto-commit statement: one round trip.
+    assert seen == ["read", "user_graph_load (auto-commit)"]
+    # The same with the versions it was read at (a read with nothing cached skips the version check).
+    with _counting(store) as seen:
+        loaded = store.load_current_graph(user)
+    assert seen == ["read", "user_graph_load (auto-commit)"]
+    assert loaded is not None and loaded[:2] == store.user_version(user)
+    assert loaded[2] == store.load_user_graph(user)
+    assert store.load_current_graph(UserRef(tenant, "nobody")) is None
+
+
+def _user_statements(seen: list[str]) -> list[str]:
+    """The statements about the user's graph (the tenant's document-frequency counts are cached apart)."""
+    return [s for s in seen if s.startswith("user_")]
+
+
+@pytest.mark.neo4j
+def test_a_block_for_a_user_nothing_cached_is_one_round_trip(store, settings, tenant) -> None:
+    """A read of a user this process holds no graph of reads the graph with its versions in one statement (no
+    version check first); a read of a cached graph asks only the version; a stale one, the version then the graph."""
+    mem = GraphMemory(settings.model_copy(update={"rerank_in_background": False}), store=store)
+    mem.ingest(tenant, "cold", "s1", [TurnIn(role="user", text="I want to learn Python and Django.")])
+    user = UserRef(tenant, "cold")
+    mem.core.ranked_graphs.drop(user)
+    with _counting(store) as seen, consistency.chain() as chain:
+        first = mem.context(tenant, "cold")
+    assert _user_statements(seen) == ["user_graph_load (auto-commit)"], seen
+    assert chain.answered_version == store.user_version(user)[0]
+    ranked = mem.core.ranked_graphs.peek(user)
+    assert ranked is not None and (ranked.version, ranked.catalog_version) == store.user_version(user)
+    with _counting(store) as seen:
+        assert mem.context(tenant, "cold") == first
+    assert _user_statements(seen) == ["user_version (auto-commit)"], seen
+    # Another process writes: the cached graph is stale, the read loads the graph again.
+    other = GraphMemory(settings.model_copy(update={"rerank_in_background": False}), store=store)
+    other.ingest(tenant, "cold", "s1", [TurnIn(role="user", text="Is NumPy hard?")])
+    with _counting(store) as seen:
+        mem.context(tenant, "cold")
+    assert _user_statements(seen) == ["user_version (auto-commit)", "user_graph_load (auto-commit)"], seen
+    assert mem.core.ranked_graphs.peek(user).version == store.user_version(user)[0]
+    # Erased (by another process: nothing cached here): the one statement says there is no such user.
+    other.erase(tenant, "cold")
+    mem.core.ranked_graphs.drop(user)
+    with pytest.raises(NotFound) as erased:
+        mem.context(tenant, "cold")
+    assert erased.value.code == "USER_NOT_FOUND"
 
 
 @pytest.mark.neo4j
@@ -144,14 +189,21 @@ def test_the_packed_interests_are_user_interests_rows(store, tenant) -> None:
     mem.ingest(tenant, "packed", "s1", [TurnIn(role="assistant", text="Django is a Python web framework.")])
     params = {"tenant": tenant, "user_id": "packed", "owner": "u:packed"}
     rows = store.read_statement("user_interests", **params)
-    packed = store.read_statement("user_interests_packed", **params)[0]
+    packed = store.read_statement("user_graph_load", interests=True, **params)[0]
     assert packed["columns"] == list(rows[0])
     unpacked = [dict(zip(packed["columns"], r, strict=True)) for r in packed["rows"]]
     assert sorted(unpacked, key=lambda r: r["key"]) == sorted(rows, key=lambda r: r["key"])
     assert len(rows) >= 2
+    # Without interests (a load that updates a cached graph) they are not read; the rest is the same.
+    rest = store.read_statement("user_graph_load", interests=False, **params)[0]
+    assert rest["rows"] == [] and {k: v for k, v in rest.items() if k != "rows"} == {
+        k: v for k, v in packed.items() if k != "rows"
+    }
     # A user without interests (or none at all) still gets the one record: an empty graph, not an error.
-    nobody = store.read_statement("user_interests_packed", **{**params, "user_id": "nobody", "owner": "u:nobody"})
-    assert nobody == [{"columns": packed["columns"], "rows": []}]
+    nobody = store.read_statement(
+        "user_graph_load", interests=True, **{**params, "user_id": "nobody", "owner": "u:nobody"}
+    )
+    assert nobody[0]["rows"] == [] and nobody[0]["exists"] is False and nobody[0]["columns"] == packed["columns"]
     assert store.load_user_graph(UserRef(tenant, "nobody")).concepts == {}
 
 
@@ -210,7 +262,11 @@ def test_the_background_rerank_takes_the_versions_from_the_write(store, settings
         # The ingest's one read, then its write; the re-rank's load (from the cached graph) and write-back.
         assert seen.count("read") == 2, seen
         after_write = seen[seen.index("ingest_lock_user") :]
-        assert after_write.index("read") < after_write.index("user_graph_rest") < after_write.index("user_bump_version")
+        load = after_write.index("user_graph_load (auto-commit)")
+        # The write-back: the version bump and the rows in one statement.
+        assert after_write.index("read") < load < after_write.index("user_write_weights")
+        assert "user_bump_version" not in after_write
+        assert "user_interests" not in after_write  # the cached graph was updated with the write's rows
         user = UserRef(tenant, "bg")
         ranked = mem.core.ranked_graphs.peek(user)
         assert ranked is not None and ranked.version == store.user_version(user)[0] and not ranked.unwritten
@@ -219,3 +275,87 @@ def test_the_background_rerank_takes_the_versions_from_the_write(store, settings
         # later test on a closed driver).
         if mem.core.background is not None:
             mem.core.background.close(mem.settings.rerank_drain_s)
+
+
+@pytest.mark.neo4j
+def test_a_weights_only_row_stores_what_the_full_row_stores(store, settings, tenant) -> None:
+    """A re-rank's rows for interests that keep their stored tier go by index seek without MERGEs or label
+    rewrites (WeightRow.weights_only): the stored interests, tiers and labels are the same as the full path
+    leaves them, the version moves by one, and a weights-only row never creates an interest."""
+    from graphmem.store import WeightRow
+
+    mem = GraphMemory(settings.model_copy(update={"rerank_in_background": False}), store=store)
+    text = "I want to learn Python and Django. Django uses SQL."
+    for uid in ("full", "fast"):
+        mem.ingest(tenant, uid, "s1", [TurnIn(turn_id="t1", role="user", text=text)])
+    graphs = {uid: store.load_user_graph(UserRef(tenant, uid)) for uid in ("full", "fast")}
+    assert graphs["full"].concepts.keys() == graphs["fast"].concepts.keys()
+    stored = sorted(k for k, n in graphs["full"].concepts.items() if n.tier is not None)
+    assert len(stored) >= 3
+    for uid, fast in (("full", False), ("fast", True)):
+        user = UserRef(tenant, uid)
+        before = store.user_version(user)[0]
+        rows = [WeightRow(k, 1.0 + i, 0.5, 1.5 + i, None, fast) for i, k in enumerate(stored)]
+        if fast:  # a key with no interest: nothing is created for it
+            rows.append(WeightRow("no-such-interest", 1.0, 1.0, 2.0, None, True))
+        with _counting(store) as seen:
+            version = store.write_weights(user, rows)
+        assert [s for s in seen if s not in ("read", "write")] == ["user_write_weights"], seen
+        assert version == before + 1 == store.user_version(user)[0]
+
+    def interests(uid: str) -> list[dict[str, Any]]:
+        params = {"tenant": tenant, "user_id": uid, "owner": "u:" + uid}
+        rows = store.read_statement("user_interests", **params)
+        # The two users' turns were said a moment apart: their times differ, nothing else may.
+        times = ("first_seen_us", "last_seen_us", "mention_ts")
+        return sorted(({k: v for k, v in r.items() if k not in times} for r in rows), key=lambda r: r["key"])
+
+    assert interests("full") == interests("fast")
+    with store._driver.session(database=store.database) as session:
+        labels = {
+            r["uid"]: r["labels"]
+            for r in session.run(
+                "MATCH (i:Interest {tenant: $tenant}) WHERE i.user_id IN ['full', 'fast'] "
+                "WITH i.user_id AS uid, i ORDER BY i.key RETURN uid, collect([i.key, labels(i)]) AS labels",
+                tenant=tenant,
+            )
+        }
+    assert labels["full"] == labels["fast"]
+
+
+def test_a_node_stored_as_is_the_node_replaced() -> None:
+    """ConceptNode.stored_as (the re-rank's copy of a written row) equals dataclasses.replace, field for field."""
+    from dataclasses import fields, replace
+
+    from graphmem.models import ConceptNode, Stance, Tier, utc_now
+
+    node = ConceptNode(
+        key="k", name="K", type="topic", user_mentions=2, stance=Stance.confused, first_seen=utc_now(),
+        sessions=("s1",), tier=Tier.compacted, evidence=("t1", "t2"), mention_times=(1.0, 2.0),
+        mention_roles=("user", "assistant"), weight=3.5, mastery=0.4, mastery_attempts=3,
+    )  # fmt: skip
+    for tier, weight in ((Tier.core, 9.25), (None, None), (Tier.related, 0.0)):
+        copied, replaced = node.stored_as(tier, weight), replace(node, tier=tier, weight=weight)
+        assert type(copied) is ConceptNode and copied == replaced and hash(copied) == hash(replaced)
+        assert all(getattr(copied, f.name) == getattr(replaced, f.name) for f in fields(ConceptNode))
+    assert node.tier is Tier.compacted and node.weight == 3.5  # the original is untouched
+    # ConceptNode.of_fields: the node __init__ builds, from any subset of its fields.
+    values = {f.name: getattr(node, f.name) for f in fields(ConceptNode)}
+    assert ConceptNode.of_fields(values) == ConceptNode(**values) == node
+    assert ConceptNode.of_fields({"key": "k", "name": "K"}) == ConceptNode("k", "K")
+
+
+@pytest.mark.neo4j
+def test_interest_rows_become_the_nodes_init_builds(store, tenant) -> None:
+    from graphmem.models import ConceptNode
+    from graphmem.store import _interest_node
+
+    mem = GraphMemory(Settings(rerank_in_background=False, gc_freeze=False), store=store)
+    mem.ingest(tenant, "rows", "s1", [TurnIn(role="user", text="I struggle with Python and Django.")])
+    params = {"tenant": tenant, "user_id": "rows", "owner": "u:rows"}
+    rows = store.read_statement("user_interests", **params)
+    assert rows
+    for row in rows:
+        node = _interest_node(row)
+        # Only field names (a misspelt one would be refused here), and the values __init__ would hold.
+        assert ConceptNode(**node.__dict__) == node

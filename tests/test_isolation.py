@@ -356,6 +356,7 @@ def test_user_statements_with_a_null_user_match_nobody(store, tenant):
         "before": "2100-01-01T00:00:00+00:00",
         "attempt_ids": ["a1"],
         "as_of": "2100-01-01T00:00:00+00:00",
+        "interests": True,
     }
     checked = 0
     for name in RUN_BY_STORE:
@@ -367,7 +368,7 @@ def test_user_statements_with_a_null_user_match_nobody(store, tenant):
             leaked = {k: v for k, v in row.items() if v not in (None, 0, False, [], "")}
             # user_version also reports the tenant's catalog version, which is not user data.
             leaked.pop("catalog_version", None)
-            # user_interests_packed names its columns (constants) beside the user's rows.
+            # user_graph_load names its columns (constants) beside the user's rows.
             leaked.pop("columns", None)
             assert not leaked, f"{name} returned {row} for a null user"
     assert checked >= 10

@@ -317,3 +317,65 @@ def test_a_read_does_not_wait_long_for_a_stalled_background(
     finally:
         store.load_gate.set()
         mem.close()
+
+
+def test_the_write_back_waits_for_the_read_that_waited_for_the_ranking(background: Settings) -> None:
+    """The block right after an ingest, waiting for the background's ranking, answers before that re-rank's
+    weights write-back starts (rerank_read_first_ms): the write-back's work would otherwise run beside the
+    answer's selection and rendering. The order is checked, not a time."""
+    settings = background.model_copy(update={"rerank_read_first_ms": 10_000.0})
+    store = HeldLoadStore(settings)
+    mem = GraphMemory(settings, store=store)
+    events: list[str] = []
+    assert mem.core.background is not None
+    answered, write_weights = mem.core.background.answered, store.write_weights
+
+    def recording_answered() -> None:
+        events.append("answered")
+        answered()
+
+    def recording_write_weights(*args: Any, **kwargs: Any) -> int:
+        events.append("write-back")
+        return write_weights(*args, **kwargs)
+
+    mem.core.background.answered = recording_answered  # type: ignore[method-assign]
+    store.write_weights = recording_write_weights  # type: ignore[method-assign]
+    try:
+        _second_turn_held_in_the_background_load(mem, store, "hal")
+        events.clear()
+        reader, blocks = _block_in_a_thread(mem, "hal")
+        reader.join(0.3)
+        assert reader.is_alive()  # waiting for the ranking
+        store.load_gate.set()
+        reader.join(5)
+        assert not reader.is_alive() and blocks and "linear algebra" in blocks[0].lower()
+        assert mem.wait_reranked()
+        assert events[:2] == ["answered", "write-back"], events
+    finally:
+        store.load_gate.set()
+        mem.close()
+
+
+def test_the_write_back_does_not_wait_long_for_a_read(background: Settings) -> None:
+    """A read the re-rank handed its graph that never says it answered (a bug, a stuck thread) holds the
+    write-back for rerank_read_first_ms at most."""
+    from graphmem.services import rerank
+
+    settings = background.model_copy(update={"rerank_read_first_ms": 50.0})
+    store = HeldLoadStore(settings)
+    mem = GraphMemory(settings, store=store)
+    assert mem.core.background is not None
+    mem.core.background.answered = lambda: None  # type: ignore[method-assign]
+    try:
+        writes = _second_turn_held_in_the_background_load(mem, store, "ivy")
+        reader, blocks = _block_in_a_thread(mem, "ivy")
+        reader.join(0.3)
+        store.load_gate.set()
+        reader.join(5)
+        assert blocks
+        assert mem.wait_reranked(5)
+        assert store.weight_writes == writes + 1
+        assert rerank._answer_of.get() is None  # this thread never read
+    finally:
+        store.load_gate.set()
+        mem.close()

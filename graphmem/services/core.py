@@ -155,6 +155,11 @@ class Core:
             if cached is not None and cached.version >= floor[0] and cached.catalog_version >= (floor[1] or 0):
                 chain.answered(cached.version, "cache")
                 return cached
+        if self.ranked_graphs.peek(user) is None and not (self.background is not None and self.background.busy(user)):
+            # Nothing cached to compare a version with, and no write of this process waiting to be ranked:
+            # the graph is read with the versions it is at (one round trip where the version check and
+            # the load took five: an uncached block's largest cost).
+            return self._load_and_rank(user, chain)
         version, catalog_version = self.store.user_version(user)
         if version is None:
             raise user_not_found(user.user_id)
@@ -198,7 +203,16 @@ class Core:
                 return RankedGraph(
                     version, catalog_version, graph, ranking, assign_tiers(graph, ranking, self.compaction_config)
                 )
-        graph = self.store.load_user_graph(user, catalog_version=catalog_version)
+        return self._load_and_rank(user, chain)
+
+    def _load_and_rank(self, user: UserRef, chain: consistency.Chain | None) -> RankedGraph:
+        """Reads the user's graph with the versions it is at, ranks it and caches it under them."""
+        loaded = self.store.load_current_graph(user)
+        if loaded is None:
+            raise user_not_found(user.user_id)
+        version, catalog_version, graph = loaded
+        if chain is not None:
+            chain.answered(version, "store")
         ranking = rank(graph, self.ranking_config)
         ranked = RankedGraph(
             version, catalog_version, graph, ranking, assign_tiers(graph, ranking, self.compaction_config)

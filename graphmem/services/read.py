@@ -6,9 +6,11 @@ as of a past moment); rendered blocks are cached too, keyed by everything they d
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from ..context import parse_scope, resolve_tag, select_context
 from ..errors import InvalidInput, NotFound
@@ -25,6 +27,25 @@ from . import views
 from .core import Core
 
 _FORMATS = frozenset(Format)
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _answers(method: Callable[P, R]) -> Callable[P, R]:
+    """A read of a user's graph: when it is done (answered or failed), a background re-rank that handed it the
+    graph may write its weights back (BackgroundReranker.answered)."""
+
+    @functools.wraps(method)
+    def read(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        finally:
+            service = args[0]
+            assert isinstance(service, ReadService)
+            if service.core.background is not None:
+                service.core.background.answered()
+
+    return read
 
 
 def _as_of(as_of: datetime | None) -> datetime | None:
@@ -58,6 +79,7 @@ class ReadService:
             keys = [r["key"] for r in found if r["score"] > 0.5][:1]
         return keys
 
+    @_answers
     def context(
         self,
         tenant: str,
@@ -185,6 +207,7 @@ class ReadService:
 
     # -- graph, explain, export ---------------------------------------------------------
 
+    @_answers
     def graph(self, tenant: str, user_id: str, as_of: datetime | None = None) -> dict[str, Any]:
         core = self.core
         user = core.user(tenant, user_id)
@@ -221,6 +244,7 @@ class ReadService:
                 return m.key
         raise NotFound(f"concept {concept!r} is not in this user's graph", code="CONCEPT_NOT_FOUND")
 
+    @_answers
     def explain(self, tenant: str, user_id: str, concept: str, as_of: datetime | None = None) -> dict[str, Any]:
         core, store = self.core, self.core.store
         user = core.user(tenant, user_id)

@@ -14,6 +14,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -26,6 +27,10 @@ from ..store import CompactionRecord, IngestWrite, UserRef, WeightRow
 from .core import Core, user_not_found
 
 T = TypeVar("T")
+
+# The user whose running re-rank handed this request's read its graph (BackgroundReranker.wait_while_running):
+# the re-rank's write-back waits for the read's answer (BackgroundReranker.answered).
+_answer_of: ContextVar[tuple[str, str] | None] = ContextVar("graphmem_rerank_answer_of", default=None)
 
 log = logging.getLogger(__name__)
 
@@ -238,7 +243,7 @@ class Reranker:
         for k, n in concepts.items():
             tier = plan.tiers.get(k, n.tier)
             if k in written or tier is not n.tier:
-                concepts[k] = replace(n, tier=tier, weight=written.get(k, n.weight))
+                concepts[k] = n.stored_as(tier, written.get(k, n.weight))
         graph = replace(graph, concepts=concepts)
         core.ranked_graphs.put(user, RankedGraph(version, catalog_version, graph, ranking, dict(plan.tiers)))
         return {
@@ -250,6 +255,13 @@ class Reranker:
         }
 
 
+def _drop_one(counts: dict[tuple[str, str], int], key: tuple[str, str]) -> None:
+    if counts.get(key, 0) > 1:
+        counts[key] -= 1
+    else:
+        counts.pop(key, None)
+
+
 def _weight_rows(graph: UserGraph, ranking: Ranking, tiers: dict[str, Tier]) -> list[WeightRow]:
     """The rows a re-rank writes back: survivors get their tier, the rest keep the stored one (None)."""
     rows = []
@@ -258,8 +270,11 @@ def _weight_rows(graph: UserGraph, ranking: Ranking, tiers: dict[str, Tier]) -> 
         # PageRank shifts every weight a little on each write: rewrite a row only when its
         # weight moved by more than 1 % or its tier changed, so ingest cost follows the change,
         # not the graph's size. Blocks use the in-memory ranking, never the stored weights.
-        if _row_changed(graph.concepts[k], rc.final, tier):
-            rows.append(WeightRow(k, rc.initial, rc.propagated, rc.final, tier))
+        node = graph.concepts[k]
+        if _row_changed(node, rc.final, tier):
+            # Stored with the tier it keeps (a loaded interest always has one): only its weights move.
+            weights_only = node.tier is not None and (tier is None or tier is node.tier)
+            rows.append(WeightRow(k, rc.initial, rc.propagated, rc.final, tier, weights_only))
     return rows
 
 
@@ -270,7 +285,7 @@ def _with_rows(graph: UserGraph, rows: Sequence[WeightRow]) -> UserGraph:
     concepts = dict(graph.concepts)
     for r in rows:
         n = concepts[r.key]
-        concepts[r.key] = replace(n, tier=r.tier or n.tier or Tier.related, weight=r.final)
+        concepts[r.key] = n.stored_as(r.tier or n.tier or Tier.related, r.final)
     return replace(graph, concepts=concepts)
 
 
@@ -326,6 +341,10 @@ class BackgroundReranker:
         self.reranker = reranker
         self._pending: OrderedDict[tuple[str, str], _Pending] = OrderedDict()
         self._running: tuple[str, str] | None = None  # the user being re-ranked right now
+        # Reads waiting for the running re-rank's graph, and reads it handed the graph that have not answered.
+        self._waiting: dict[tuple[str, str], int] = {}
+        self._answering: dict[tuple[str, str], int] = {}
+        self._read_first_s = core.settings.rerank_read_first_ms / 1000.0
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._stopping = False
@@ -398,24 +417,58 @@ class BackgroundReranker:
         key = (user.tenant, user.user_id)
         deadline = time.monotonic() + timeout
         with self._cond:
-            while True:
-                found = ready()
-                if found is not None or self._running != key:
-                    return found
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return None
-                self._cond.wait(left)
+            self._waiting[key] = self._waiting.get(key, 0) + 1
+            try:
+                while True:
+                    found = ready()
+                    if found is not None or self._running != key:
+                        if found is not None and self._running == key and _answer_of.get() is None:
+                            # Handed the graph while its re-rank runs: the write-back waits for this answer.
+                            self._answering[key] = self._answering.get(key, 0) + 1
+                            _answer_of.set(key)
+                        return found
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return None
+                    self._cond.wait(left)
+            finally:
+                _drop_one(self._waiting, key)
+                self._cond.notify_all()
 
-    def _notify(self) -> None:
+    def answered(self) -> None:
+        """The calling request's read has answered (or failed): a re-rank that handed it its graph may write
+        its weights back now. A no-op for a read that was handed nothing."""
+        key = _answer_of.get()
+        if key is None:
+            return
+        _answer_of.set(None)
+        with self._cond:
+            _drop_one(self._answering, key)
+            self._cond.notify_all()
+
+    def _ranked(self, key: tuple[str, str]) -> None:
+        """The running re-rank has cached its graph: wake the reads waiting for it, then let them answer
+        before the weights write-back (at most ``rerank_read_first_ms``). Deadlock-free: a read handed the
+        graph needs no lock the re-rank holds to answer; one still waiting for something else is waited for
+        only until the bound."""
         with self._cond:
             self._cond.notify_all()
+            deadline = time.monotonic() + self._read_first_s
+            while self._waiting.get(key) or self._answering.get(key):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._cond.wait(left)
 
     def _settle(self, item: _Pending) -> None:
         """``item`` was taken off the queue under the user's lock, which the caller holds."""
         try:
             self.reranker.settle(
-                item.user, item.write, item.catalog_version, on_ranked=self._notify, write_is_last=True
+                item.user,
+                item.write,
+                item.catalog_version,
+                on_ranked=lambda: self._ranked((item.user.tenant, item.user.user_id)),
+                write_is_last=True,
             )
             self.settled += 1
         except Exception:  # derived data: the next write or read re-ranks; never kill the thread
