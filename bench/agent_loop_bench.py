@@ -214,7 +214,9 @@ def main(argv: list[str] | None = None) -> int:
         mem.close()
     if args.compare_with is not None:
         out = {"machine": machine(), "setup": setup, "users": args.users, **compare(args, args.compare_with)}
-        name = f"agent_loop_compare_{args.name}.json" if args.name else "agent_loop_compare.json"
+        # "--name x" and "--name agent_loop_compare_x" both give agent_loop_compare_x.json.
+        stem = args.name.removeprefix("agent_loop_compare_").removesuffix(".json") if args.name else ""
+        name = f"agent_loop_compare_{stem}.json" if stem else "agent_loop_compare.json"
         (RESULTS / name).write_text(json.dumps(out, indent=2))
         log(json.dumps({k: out[k] for k in ("before", "after")}, indent=1))
         return 0
