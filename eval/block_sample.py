@@ -114,7 +114,17 @@ FRESH6: dict[str, tuple[int, ...]] = {
     "bridge": (14, 22, 35, 37, 38, 46, 53, 66),
     "kdconv": (18, 20, 25),
 }
-BRIDGE_SPLIT = {"fresh6": "train"}  # every other sample reads Bridge ``validation``
+# A seventh held-out sample (``--fresh7``, helper "blocks8", 2026-12-05, labelled on 643b774 before any rule or model of
+# that session): ReDial valid: random.Random(18).sample of range(20, 100) without FRESH4-FRESH6's, 8 of them; Bridge: the
+# same ``train`` tenant as FRESH6, random.Random(18).sample of range(71) without FRESH6's, 8 of them; KdConv dev:
+# random.Random(18).sample of the 12 indices of range(7, 30) no earlier sample covers, 3 of them (each domain).
+FRESH7_LABELS = REPO / "eval" / "data" / "block_labels_fresh7.csv"
+FRESH7: dict[str, tuple[int, ...]] = {
+    "redial": (32, 37, 38, 42, 53, 61, 65, 78),
+    "bridge": (7, 11, 12, 16, 23, 30, 33, 48),
+    "kdconv": (9, 11, 21),
+}
+BRIDGE_SPLIT = {"fresh6": "train", "fresh7": "train"}  # every other sample reads Bridge ``validation``
 SECTIONS = ("core_topics", "related_concepts", "avoid", "knowledge_gaps")
 
 
@@ -124,7 +134,7 @@ def _items(ctx: Any) -> list[tuple[str, str]]:
 
 def _picks(sample: str) -> dict[str, set[int]]:
     """Chat indices (per domain for KdConv) of a sample: "main", "fresh", "fresh2", "fresh3" or "fresh4"."""
-    seeded = {"fresh2": FRESH2, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6}
+    seeded = {"fresh2": FRESH2, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6, "fresh7": FRESH7}
     if sample in seeded:
         return {ds: set(ix) for ds, ix in seeded[sample].items()}
     spans = (
@@ -286,6 +296,7 @@ def run(
         "fresh4": FRESH4_LABELS,
         "fresh5": FRESH5_LABELS,
         "fresh6": FRESH6_LABELS,
+        "fresh7": FRESH7_LABELS,
     }[sample]
     res = report(produce(sample=sample), read_labels(labels), verbose)
     res["seconds"] = round(time.perf_counter() - started, 1)
@@ -315,9 +326,12 @@ if __name__ == "__main__":
     ap.add_argument("--fresh4", action="store_true", help="the fourth held-out sample (FRESH4) and its own labels")
     ap.add_argument("--fresh5", action="store_true", help="the fifth held-out sample (FRESH5) and its own labels")
     ap.add_argument("--fresh6", action="store_true", help="the sixth held-out sample (FRESH6) and its own labels")
+    ap.add_argument("--fresh7", action="store_true", help="the seventh held-out sample (FRESH7) and its own labels")
     a = ap.parse_args()
     chosen = (
-        "fresh6"
+        "fresh7"
+        if a.fresh7
+        else "fresh6"
         if a.fresh6
         else "fresh5"
         if a.fresh5
