@@ -67,6 +67,7 @@ __all__ = [
     "language_reason",
     "meta_reason",
     "node_reason",
+    "zh_assistant_only_unlike_a_name",
     "zh_language_reason",
     "own_word_reason",
 ]
@@ -175,6 +176,15 @@ def zh_language_reason(key: str, mentions: int, config: SpecificityConfig) -> st
     return None
 
 
+def zh_assistant_only_unlike_a_name(key: str, mentions: int, config: SpecificityConfig) -> bool:
+    """A Chinese item only the assistant said must look more like a name than one the user said: the user never
+    took it up, and such items are most often a detail the assistant recited (a birthplace, an address, the body
+    that gives a prize). The stricter threshold is the model file's ``threshold_assistant_only``."""
+    if key.isascii() or mentions >= config.repeat_mentions or not any("\u4e00" <= ch <= "\u9fff" for ch in key):
+        return False
+    return name_likeness.probability(key) < name_likeness.model().threshold_assistant_only
+
+
 def zh_dictionary_tag(key: str) -> str | None:
     """jieba's dictionary part of speech of a Chinese word (None when it is not a dictionary word)."""
     from graphmem.extraction import pipelines  # jieba's table is loaded once, on first use
@@ -223,6 +233,8 @@ def node_reason(node: ConceptNode, config: SpecificityConfig, categories: frozen
         return None  # both sides name it (鸟巢, 水立方, the film 海洋 in a chat about it): a topic they share
     if reason == "common_word" and node.user_mentions == 0 and key.isascii():
         return "common_word_of_assistant"
+    if reason is None and node.user_mentions == 0 and zh_assistant_only_unlike_a_name(key, node.assistant_mentions, config):
+        return "unlike_a_name_of_assistant"
     # Chinese: the everyday nouns of a lesson are dictionary nouns (common_noun_zh, judged above), so a word
     # this common (Zipf >= common_zipf_zh: 中国 6.4 in "北京大学是中国的最高学府") is said in passing even
     # when only the assistant said it, and does not fill the core either.

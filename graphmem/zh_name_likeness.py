@@ -5,12 +5,12 @@ Chinese block are details a speaker recited (东四环路红领巾桥, 4D影院,
 (成本高达, 钢材编织成), and they differ from names in their make-up: what the last piece is (a verb, a common
 noun, a place ending), how many dictionary pieces they have, how common the pieces are. This module holds a
 logistic regression over such features, fitted by ``eval/train_zh_name_likeness.py`` on the hand-labelled
-KdConv block items of ``eval/data/block_labels*.csv`` (never the held-out fresh6 sample); its weights are data
+KdConv block items of ``eval/data/block_labels*.csv`` (never the held-out fresh7 sample); its weights are data
 (``graphmem/data/zh_name_likeness.json``), read without scikit-learn.
 
 ``probability(key)`` is the model's probability that the item is about the user (a name of their topic);
 graphmem/specificity.py keeps an item out of a block below the file's ``threshold`` unless the conversation
-keeps coming back to it.
+keeps coming back to it, and an item only the assistant said below ``threshold_assistant_only``.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ class NameLikeness:
     weights: dict[str, tuple[float, float]]  # feature -> (weight of "not about the user", weight of "about")
     threshold: float  # below this probability an item stays out of the block
     version: str
+    threshold_assistant_only: float = 0.0  # likewise for an item the user never said (higher: no uptake by the user)
 
     def probability(self, feats: dict[str, float]) -> float:
         return softmax(self.weights, feats, [0.0, 0.0])[1]
@@ -71,6 +72,7 @@ def model() -> NameLikeness:
         weights={str(k): (float(v[0]), float(v[1])) for k, v in raw["weights"].items()},
         threshold=float(raw["threshold"]),
         version=str(raw.get("version", "")),
+        threshold_assistant_only=float(raw.get("threshold_assistant_only", raw["threshold"])),
     )
 
 
