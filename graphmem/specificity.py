@@ -233,7 +233,11 @@ def node_reason(node: ConceptNode, config: SpecificityConfig, categories: frozen
         return None  # both sides name it (鸟巢, 水立方, the film 海洋 in a chat about it): a topic they share
     if reason == "common_word" and node.user_mentions == 0 and key.isascii():
         return "common_word_of_assistant"
-    if reason is None and node.user_mentions == 0 and zh_assistant_only_unlike_a_name(key, node.assistant_mentions, config):
+    if (
+        reason is None
+        and node.user_mentions == 0
+        and zh_assistant_only_unlike_a_name(key, node.assistant_mentions, config)
+    ):
         return "unlike_a_name_of_assistant"
     # Chinese: the everyday nouns of a lesson are dictionary nouns (common_noun_zh, judged above), so a word
     # this common (Zipf >= common_zipf_zh: 中国 6.4 in "北京大学是中国的最高学府") is said in passing even
