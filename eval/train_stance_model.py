@@ -132,6 +132,14 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "corpus32": ("measured/corpus32_en_check.jsonl",),
     "corpus33": ("measured/corpus33_en_check.jsonl",),
     "corpus34": ("measured/corpus34_en_check.jsonl",),
+    # Five more (2026-12-05, session 29): lukewarm and indirect dislike, knowing shown by evidence, casual
+    # recommendation replies, learners' struggle idioms and hedges, wishes and plans against hard "none"; first
+    # look in eval/results/natural_stance_corpus35_39_first_look.json.
+    "corpus35": ("measured/corpus35_en_check.jsonl",),
+    "corpus36": ("measured/corpus36_en_check.jsonl",),
+    "corpus37": ("measured/corpus37_en_check.jsonl",),
+    "corpus38": ("measured/corpus38_en_check.jsonl",),
+    "corpus39": ("measured/corpus39_en_check.jsonl",),
 }
 # The writers the shipped model is fitted on ("real": the real turns). Every writer of WRITERS is
 # measured leave-one-writer-out whether trained on or not: a writer left out of training is predicted
@@ -195,6 +203,11 @@ RULES_UNSEEN = (
     "measured/corpus32_en_check.jsonl",
     "measured/corpus33_en_check.jsonl",
     "measured/corpus34_en_check.jsonl",
+    "measured/corpus35_en_check.jsonl",
+    "measured/corpus36_en_check.jsonl",
+    "measured/corpus37_en_check.jsonl",
+    "measured/corpus38_en_check.jsonl",
+    "measured/corpus39_en_check.jsonl",
 )
 REAL_FILE = "real:tune"
 REAL_FOLDS = 5

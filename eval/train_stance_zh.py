@@ -92,6 +92,14 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "corpus32": ("measured/corpus32_zh_check.jsonl",),
     "corpus33": ("measured/corpus33_zh_check.jsonl",),
     "corpus34": ("measured/corpus34_zh_check.jsonl",),
+    # Five more (2026-12-05, session 29): lukewarm and indirect dislike, knowing shown by evidence, casual
+    # recommendation replies, learners' struggle idioms and hedges, wishes and plans against hard "none"; first
+    # look in eval/results/natural_stance_corpus35_39_first_look.json.
+    "corpus35": ("measured/corpus35_zh_check.jsonl",),
+    "corpus36": ("measured/corpus36_zh_check.jsonl",),
+    "corpus37": ("measured/corpus37_zh_check.jsonl",),
+    "corpus38": ("measured/corpus38_zh_check.jsonl",),
+    "corpus39": ("measured/corpus39_zh_check.jsonl",),
 }
 KDCONV = "kdconv-tune"  # the real turns' writer group (many KdConv users)
 C_GRID = (1.0, 3.0, 10.0)  # with 0.3-3.0 every choice (shipped and nested) was 3.0, the top: the grid moved up
