@@ -6,7 +6,8 @@
 Starts the real API in its own process on loopback (bench/common.py), puts the demo catalog into a fresh
 tenant (``bench-load-<run>``), runs bench/locustfile.py headless (its own process: Locust's gevent loop
 does not share the API's GIL), samples the CPU of the API, of Neo4j and of Locust and the load average
-while it runs, erases the run's users through the API, and writes bench/results/load.json and load.md.
+while it runs, erases the run's users through the API, and writes bench/results/load.json and load.md
+(``--think S``: each user waits S seconds between requests on average; load_think<S>s.json and .md).
 The last line printed is the summary (target: context p99 ≤ 100 ms).
 
 The machine's cores are shared: Locust, the API and Neo4j all run here, so the figures hold for "this
@@ -103,7 +104,9 @@ def _stats(csv_path: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
-def run(users: int, seconds: int, workers: int, context_weight: int, ingest_weight: int) -> dict[str, Any]:
+def run(
+    users: int, seconds: int, workers: int, context_weight: int, ingest_weight: int, think_s: float = 0.0
+) -> dict[str, Any]:
     settings = Settings()
     run_tag = uuid.uuid4().hex[:6]
     tenant, key = f"bench-load-{run_tag}", f"bench-load-{run_tag}"
@@ -113,6 +116,7 @@ def run(users: int, seconds: int, workers: int, context_weight: int, ingest_weig
         "seconds": seconds,
         "api_workers": workers,
         "mix": {"context": context_weight, "ingest": ingest_weight},
+        "think_s": think_s,
         "tenant": tenant,
         "machine": machine(),
     }
@@ -140,6 +144,7 @@ def run(users: int, seconds: int, workers: int, context_weight: int, ingest_weig
             "GRAPHMEM_BENCH_RUN": run_tag,
             "GRAPHMEM_BENCH_CONTEXT_WEIGHT": str(context_weight),
             "GRAPHMEM_BENCH_INGEST_WEIGHT": str(ingest_weight),
+            "GRAPHMEM_BENCH_THINK_S": str(think_s),
             "PYTHONPATH": str(REPO),
         }
         cmd = [
@@ -196,11 +201,23 @@ def summary_line(r: dict[str, Any]) -> str:
     errors = sum(v["failures"] for v in r["requests"].values() if isinstance(v, dict))
     ok = ctx.get("p99_ms", float("inf")) <= TARGET_P99_MS
     return (
-        f"bench-load: {r['users']} clients {r['seconds']} s, context p50 {ctx.get('p50_ms')} ms p99 "
+        f"bench-load: {r['users']} clients {r['seconds']} s, {_loop(r)}, context p50 {ctx.get('p50_ms')} ms p99 "
         f"{ctx.get('p99_ms')} ms (target p99 ≤ {TARGET_P99_MS:.0f} ms: {'MET' if ok else 'NOT MET'}), ingest p50 "
         f"{ing.get('p50_ms')} ms p99 {ing.get('p99_ms')} ms, {errors} errors, "
         f"load avg {r['cpu'].get('load_avg_1m_mean')} on {r['machine'].get('logical_cores')} cores"
     )
+
+
+def _loop(r: dict[str, Any]) -> str:
+    think = r.get("think_s") or 0.0
+    if not think:
+        return "closed loop without think time"
+    return f"closed loop with {think:g} s think time on average (uniform {0.5 * think:g}-{1.5 * think:g} s)"
+
+
+def _stem(think_s: float) -> str:
+    """load.json / load.md without think time (the earlier figures), load_think<S>s.* with it."""
+    return f"load_think{think_s:g}s" if think_s else "load"
 
 
 def write_md(r: dict[str, Any]) -> None:
@@ -208,7 +225,7 @@ def write_md(r: dict[str, Any]) -> None:
         "# Mixed load (Locust)",
         "",
         "`make bench-load` (`python -m bench.load_bench`): Locust (bench/locustfile.py) headless, "
-        f"{r['users']} users for {r['seconds']} s, closed loop without think time, each user its own graphmem user "
+        f"{r['users']} users for {r['seconds']} s, {_loop(r)}, each user its own graphmem user "
         f"(seeded with 4 turns), requests mixed context : ingest = {r['mix']['context']} : {r['mix']['ingest']}, "
         f"demo catalog; one API process ({r['api_workers']} worker(s)) on loopback; Neo4j "
         f"{r['machine'].get('neo4j_server')}.",
@@ -235,7 +252,7 @@ def write_md(r: dict[str, Any]) -> None:
         "Summary: " + summary_line(r),
         "",
     ]
-    (RESULTS / "load.md").write_text("\n".join(lines))
+    (RESULTS / f"{_stem(r.get('think_s') or 0.0)}.md").write_text("\n".join(lines))
 
 
 def compare_env(args: argparse.Namespace) -> int:
@@ -285,6 +302,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--context-weight", type=int, default=7)
     ap.add_argument("--ingest-weight", type=int, default=3)
     ap.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="mean seconds each user waits between requests (uniform 0.5-1.5x; default 0: no think time); "
+        "writes load_think<S>s.json/.md instead of load.json/.md",
+    )
+    ap.add_argument(
         "--compare-env",
         metavar="NAME=A,B",
         help="alternate runs with the API's environment variable NAME set to A, then B (--rounds pairs); "
@@ -295,8 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     if args.compare_env:
         return compare_env(args)
-    r = run(args.users, args.seconds, args.workers, args.context_weight, args.ingest_weight)
-    (RESULTS / "load.json").write_text(json.dumps(r, indent=2))
+    r = run(args.users, args.seconds, args.workers, args.context_weight, args.ingest_weight, args.think)
+    (RESULTS / f"{_stem(args.think)}.json").write_text(json.dumps(r, indent=2))
     write_md(r)
     print(summary_line(r), flush=True)
     return 0

@@ -1,8 +1,9 @@
 """Locust traffic for the mixed-load benchmark (issue 16, item 6); run it through ``make bench-load``.
 
 Each Locust user is one graphmem user of the tenant the API key maps to. It seeds its graph with a
-few turns (request name ``seed``, reported apart), then loops without think time — the closed loop
-the earlier load figures used — picking ``context`` (GET the block, the focus rotating through the
+few turns (request name ``seed``, reported apart), then loops — without think time by default (the
+closed loop the earlier load figures used), or with GRAPHMEM_BENCH_THINK_S seconds between requests on average
+(uniform in [0.5, 1.5] times it: a person reading the answer and typing the next turn) — picking ``context`` (GET the block, the focus rotating through the
 load test's four values) or ``ingest`` (POST one real turn, English or Chinese, spaCy extraction)
 with weights GRAPHMEM_BENCH_CONTEXT_WEIGHT : GRAPHMEM_BENCH_INGEST_WEIGHT (default 7 : 3).
 
@@ -17,12 +18,13 @@ import itertools
 import os
 import uuid
 
-from locust import FastHttpUser, task
+from locust import FastHttpUser, between, task
 
 KEY = os.environ.get("GRAPHMEM_BENCH_KEY", "")
 RUN = os.environ.get("GRAPHMEM_BENCH_RUN") or uuid.uuid4().hex[:6]
 CONTEXT_WEIGHT = int(os.environ.get("GRAPHMEM_BENCH_CONTEXT_WEIGHT", "7"))
 INGEST_WEIGHT = int(os.environ.get("GRAPHMEM_BENCH_INGEST_WEIGHT", "3"))
+THINK_S = float(os.environ.get("GRAPHMEM_BENCH_THINK_S", "0"))
 
 # The load test's traffic (tests/test_load.py, bench/load_profile.py): short English and Chinese turns
 # about the demo catalog's concepts, four focus values (none, a question, a concept, Chinese).
@@ -42,8 +44,8 @@ _ids = itertools.count()
 
 
 class GraphmemUser(FastHttpUser):
-    # No think time: every user sends its next request as soon as the last one answers.
-    wait_time = staticmethod(lambda: 0)  # type: ignore[assignment]
+    # No think time (the default): every user sends its next request as soon as the last one answers.
+    wait_time = between(0.5 * THINK_S, 1.5 * THINK_S) if THINK_S > 0 else staticmethod(lambda: 0)  # type: ignore[assignment]
 
     def on_start(self) -> None:
         self.n = next(_ids)
