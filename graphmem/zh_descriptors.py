@@ -14,6 +14,7 @@ proper noun (nt, nz), a number or a rare word keeps the phrase a name (奥斯卡
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from graphmem.extraction.lexical import zipf
@@ -135,6 +136,8 @@ def descriptor_reason(key: str, place_like: bool = False) -> str | None:
     ``place_like``: the key ends like a place name (博物馆, 公园; graphmem/extraction/zh/tokens.py),
     which is a description only when every word before the ending is an attribute (公立|博物馆).
     """
+    if key and address_chain(key):
+        return "address"
     if not key or not all("\u4e00" <= ch <= "\u9fff" for ch in key):
         return None
     single = common_place_reason(key)
@@ -196,6 +199,23 @@ def _award_category(key: str) -> str | None:
             if zipf(stem, "zh") >= AWARD_STEM_ZIPF:
                 return "award_category"
     return None
+
+
+@lru_cache(maxsize=1)
+def _address_chain_re() -> re.Pattern[str]:
+    admin = "|".join(map(re.escape, admin_units()))
+    street = "|".join(map(re.escape, [u for u in address_units() if u not in admin_units()]))
+    cjk = "[\u4e00-\u9fff]"
+    return re.compile(
+        rf"(?:{cjk}{{2,}}?(?:{admin})){{2,}}|{cjk}{{2,}}?(?:{admin})[\u4e00-\u9fff0-9]{{2,}}?(?:{street})"
+    )
+
+
+def address_chain(key: str) -> bool:
+    """北京市朝阳区三里屯北路, 北京市密云区古北水镇, 北京市东城区景山前街4号: two administrative divisions in a row
+    (X市Y区), or one followed by a street-level unit, read from the characters — jieba cuts 密云区 into 密云|区 and a house
+    number is no Chinese character, so the piece-wise ``_address`` misses them."""
+    return bool(_address_chain_re().search(key))
 
 
 def _address(ps: tuple[tuple[str, str | None], ...]) -> bool:

@@ -45,6 +45,10 @@ def reason(key: str) -> str | None:
         ("台湾台南县", "address"),
         ("广州市天河区体育西路", "address"),
         ("美国加州洛杉矶市", "address"),
+        # read from the characters: jieba cuts 密云区 into 密云|区, and a house number is no Han character
+        ("北京市密云区古北水镇", "address"),
+        ("北京市东城区景山前街4号", "address"),
+        ("重庆市渝中区解放碑", "address"),
         # a language said in passing
         ("德语", "language_name"),
         ("英文", "language_name"),
@@ -85,6 +89,8 @@ def test_descriptions_are_recognised(key: str, why: str) -> None:
         "金像奖",  # 金像 (Zipf 4.08) is below AWARD_STEM_ZIPF
         "奥斯卡金像奖",
         "北京三里屯",  # ends in a place name, not an address unit
+        "湖南省博物馆",  # one division and a place's name: a museum, not an address
+        "香港特别行政区",  # one division
         "荒岛余生",  # a film title: 荒岛 is no role noun (Zipf 3.23 < ROLE_ZIPF)
         "周杰伦",
         "奥斯卡金像奖荣誉奖",  # an award and its category, ending in 奖
