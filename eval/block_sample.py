@@ -134,7 +134,14 @@ def _items(ctx: Any) -> list[tuple[str, str]]:
 
 def _picks(sample: str) -> dict[str, set[int]]:
     """Chat indices (per domain for KdConv) of a sample: "main", "fresh", "fresh2", "fresh3" or "fresh4"."""
-    seeded = {"fresh2": FRESH2, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6, "fresh7": FRESH7}
+    seeded = {
+        "fresh2": FRESH2,
+        "fresh3": FRESH3,
+        "fresh4": FRESH4,
+        "fresh5": FRESH5,
+        "fresh6": FRESH6,
+        "fresh7": FRESH7,
+    }
     if sample in seeded:
         return {ds: set(ix) for ds, ix in seeded[sample].items()}
     spans = (
