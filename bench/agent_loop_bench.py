@@ -179,6 +179,10 @@ def compare(args: argparse.Namespace, other: Path) -> dict[str, Any]:
         for r in range(args.rounds):
             order = list(servers) if r % 2 == 0 else list(servers)[::-1]
             for j, name in enumerate(order):
+                # The previous turn's 8 clients leave seconds of weights write-backs queued in that API's background
+                # thread: without a pause the next turn measured beside them, its own API's (GIL) or the other's,
+                # and with "before" first in round 1 (after the warm-up only) the order was not balanced.
+                time.sleep(args.settle_s)
                 load.append(os.getloadavg())
                 base = servers[name].base_url
                 with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=120) as c:
@@ -187,8 +191,17 @@ def compare(args: argparse.Namespace, other: Path) -> dict[str, Any]:
                     samples[name]["uncached"] += uncached_blocks(c, users)
                     part = loop_pairs(c, random.Random(args.seed + r), args.users, args.pairs, f"{run}{name}{r}")
                     # Same learners and turns on both APIs (the seed), each way in turn.
-                    both = one_call_pairs(
-                        c, random.Random(args.seed * 7 + r), args.users, args.pairs, f"{run}{name}{r}o", one_call[name]
+                    both = (
+                        one_call_pairs(
+                            c,
+                            random.Random(args.seed * 7 + r),
+                            args.users,
+                            args.pairs,
+                            f"{run}{name}{r}o",
+                            one_call[name],
+                        )
+                        if args.one_call
+                        else {"two_calls": [], "one_call": []}
                     )
                 for k in ("ingest", "context", "pair"):
                     samples[name][k] += part[k]
@@ -237,7 +250,7 @@ def compare(args: argparse.Namespace, other: Path) -> dict[str, Any]:
                 "uncached_block": summary_ms(s["uncached"]),
                 "sequential": {k: summary_ms(s[k]) for k in ("ingest", "context", "pair")},
                 # The same learners and turns both ways, alternated pair by pair (one_call_pairs).
-                "pair_two_calls": summary_ms(s["two_calls"]),
+                "pair_two_calls": summary_ms(s["two_calls"]) if s["two_calls"] else None,
                 "pair_one_call": summary_ms(s["one_call"]) if s["one_call"] else None,
                 "concurrent": {
                     "clients": args.clients,
@@ -264,6 +277,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--session-turns", type=int, default=5, help="pairs per conversation (1: no such pass)")
     ap.add_argument("--compare-with", type=Path, default=None, help="another checkout: before/after, alternated")
     ap.add_argument("--rounds", type=int, default=4, help="alternated rounds with --compare-with")
+    ap.add_argument(
+        "--settle-s", type=float, default=3.0, help="with --compare-with: pause before each API's turn in a round"
+    )
+    ap.add_argument(
+        "--no-one-call",
+        dest="one_call",
+        action="store_false",
+        help="with --compare-with: leave out the pass of one call against two calls",
+    )
     ap.add_argument("--uncached", type=int, default=40, help="uncached blocks per round and API (--compare-with)")
     ap.add_argument(
         "--name", default=None, help="with --compare-with: results in agent_loop_compare_<name>.json (one per change)"
