@@ -12,7 +12,9 @@ through the store with ground-truth extraction (:mod:`bench.fixtures`) and reuse
 Each loop picks a random learner, POSTs one new English turn (real spaCy extraction) and, right after,
 GETs the block (no focus): read-your-writes is checked on every pair (the block's graph version must
 be at least the one the ingest produced — checked through ``/graph`` on a sample). Reported per step
-and for the pair: p50/p95/p99. A separate pass measures an *uncached* block (a learner nobody has
+and for the pair: p50/p95/p99. Next to it, on the same learners with the same turns and alternated pair by
+pair, the *pair in one call*: one ingest whose body asks for its block (``"context": {}``) against the two calls
+(``pair_two_calls`` / ``pair_one_call``; an API without the option runs two calls both times). A separate pass measures an *uncached* block (a learner nobody has
 read since the server started). Sequential first, then ``--clients`` concurrent clients.
 Results: ``bench/results/agent_loop.json``.
 """
@@ -97,6 +99,40 @@ def loop_pairs(
     return out
 
 
+def one_call_pairs(
+    client: Any, rnd: random.Random, n_users: int, n: int, run: str, one_call: bool
+) -> dict[str, list[float]]:
+    """The loop in one call next to the loop in two, on the same learners with the same turns: for each of `n`
+    learners drawn at random, one turn stored and its block fetched both ways (ingest then GET; one ingest asking
+    for its block, `"context": {}`), which way first alternating pair by pair. ``one_call=False`` (an API without
+    the option): both pairs are two calls, reported as two-call pairs."""
+    out: dict[str, list[float]] = {"two_calls": [], "one_call": []}
+    for i in range(n):
+        uid = f"learner-{rnd.randrange(n_users):06d}"
+        text = _turn_text(rnd)
+        for way in ("two_calls", "one_call") if i % 2 == 0 else ("one_call", "two_calls"):
+            turn = {"turn_id": f"{run}-{way}-{i}-{rnd.random():.9f}", "role": "user", "text": text}
+            body: dict[str, Any] = {"session_id": f"loop-{run}", "turns": [turn]}
+            t0 = time.perf_counter()
+            if way == "one_call" and one_call:
+                r = client.post(f"/v1/users/{uid}/turns", json={**body, "context": {}})
+                t1 = time.perf_counter()
+                r.raise_for_status()
+                assert r.json()["context"]["block"], r.text
+                out["one_call"].append(t1 - t0)
+                continue
+            client.post(f"/v1/users/{uid}/turns", json=body).raise_for_status()
+            client.get(f"/v1/users/{uid}/context").raise_for_status()
+            out["two_calls"].append(time.perf_counter() - t0)
+    return out
+
+
+def supports_one_call(client: Any) -> bool:
+    """The API takes `context` in an ingest's body (its OpenAPI says so)."""
+    schema = client.get("/openapi.json").json()["components"]["schemas"]["IngestRequest"]
+    return "context" in schema.get("properties", {})
+
+
 def uncached_blocks(client: Any, users: list[str]) -> list[float]:
     times = []
     for uid in users:
@@ -115,9 +151,20 @@ def compare(args: argparse.Namespace, other: Path) -> dict[str, Any]:
     key = f"bench-loop-{uuid.uuid4().hex[:8]}"
     servers = {"before": start_server({key: args.tenant}, repo=other), "after": start_server({key: args.tenant})}
     samples: dict[str, dict[str, list[float]]] = {
-        name: {"uncached": [], "ingest": [], "context": [], "pair": [], "c_ingest": [], "c_context": [], "c_pair": []}
+        name: {
+            "uncached": [],
+            "ingest": [],
+            "context": [],
+            "pair": [],
+            "two_calls": [],
+            "one_call": [],
+            "c_ingest": [],
+            "c_context": [],
+            "c_pair": [],
+        }
         for name in servers
     }
+    one_call: dict[str, bool] = {}
     walls: dict[str, list[float]] = {name: [] for name in servers}
     rnd = random.Random(args.seed)
     cold = rnd.sample(range(args.users), min(args.users, args.rounds * 2 * args.uncached))
@@ -127,9 +174,15 @@ def compare(args: argparse.Namespace, other: Path) -> dict[str, Any]:
         for name, server in servers.items():  # warm-up: spaCy, the driver's pools, the catalog caches
             with httpx.Client(base_url=server.base_url, headers={"Authorization": f"Bearer {key}"}, timeout=120) as c:
                 loop_pairs(c, random.Random(1), args.users, 10, f"{run}{name}w")
+                one_call[name] = supports_one_call(c)
+                one_call_pairs(c, random.Random(2), args.users, 4, f"{run}{name}w1", one_call[name])
         for r in range(args.rounds):
             order = list(servers) if r % 2 == 0 else list(servers)[::-1]
             for j, name in enumerate(order):
+                # The previous turn's 8 clients leave seconds of weights write-backs queued in that API's background
+                # thread: without a pause the next turn measured beside them, its own API's (GIL) or the other's,
+                # and with "before" first in round 1 (after the warm-up only) the order was not balanced.
+                time.sleep(args.settle_s)
                 load.append(os.getloadavg())
                 base = servers[name].base_url
                 with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=120) as c:
@@ -137,8 +190,23 @@ def compare(args: argparse.Namespace, other: Path) -> dict[str, Any]:
                     users = [f"learner-{i:06d}" for i in cold[start : start + args.uncached]]
                     samples[name]["uncached"] += uncached_blocks(c, users)
                     part = loop_pairs(c, random.Random(args.seed + r), args.users, args.pairs, f"{run}{name}{r}")
+                    # Same learners and turns on both APIs (the seed), each way in turn.
+                    both = (
+                        one_call_pairs(
+                            c,
+                            random.Random(args.seed * 7 + r),
+                            args.users,
+                            args.pairs,
+                            f"{run}{name}{r}o",
+                            one_call[name],
+                        )
+                        if args.one_call
+                        else {"two_calls": [], "one_call": []}
+                    )
                 for k in ("ingest", "context", "pair"):
                     samples[name][k] += part[k]
+                for k in ("two_calls", "one_call"):
+                    samples[name][k] += both[k]
                 parts: list[dict[str, list[float]]] = []
 
                 def work(ix: int, base: str = base, name: str = name, r: int = r) -> list[float]:
@@ -159,7 +227,15 @@ def compare(args: argparse.Namespace, other: Path) -> dict[str, Any]:
                     samples[name]["c_" + k] += [x for p in parts for x in p[k]]
             log(
                 f"round {r + 1}: "
-                + ", ".join(f"{n} pair p50 {summary_ms(samples[n]['pair'])['p50_ms']} ms" for n in servers)
+                + ", ".join(
+                    f"{n} pair p50 {summary_ms(samples[n]['pair'])['p50_ms']} ms"
+                    + (
+                        f" (one call {summary_ms(samples[n]['one_call'])['p50_ms']} ms)"
+                        if samples[n]["one_call"]
+                        else ""
+                    )
+                    for n in servers
+                )
             )
     finally:
         for server in servers.values():
@@ -173,6 +249,9 @@ def compare(args: argparse.Namespace, other: Path) -> dict[str, Any]:
             name: {
                 "uncached_block": summary_ms(s["uncached"]),
                 "sequential": {k: summary_ms(s[k]) for k in ("ingest", "context", "pair")},
+                # The same learners and turns both ways, alternated pair by pair (one_call_pairs).
+                "pair_two_calls": summary_ms(s["two_calls"]) if s["two_calls"] else None,
+                "pair_one_call": summary_ms(s["one_call"]) if s["one_call"] else None,
                 "concurrent": {
                     "clients": args.clients,
                     **{k: summary_ms(s["c_" + k]) for k in ("ingest", "context", "pair")},
@@ -198,6 +277,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--session-turns", type=int, default=5, help="pairs per conversation (1: no such pass)")
     ap.add_argument("--compare-with", type=Path, default=None, help="another checkout: before/after, alternated")
     ap.add_argument("--rounds", type=int, default=4, help="alternated rounds with --compare-with")
+    ap.add_argument(
+        "--settle-s", type=float, default=3.0, help="with --compare-with: pause before each API's turn in a round"
+    )
+    ap.add_argument(
+        "--no-one-call",
+        dest="one_call",
+        action="store_false",
+        help="with --compare-with: leave out the pass of one call against two calls",
+    )
     ap.add_argument("--uncached", type=int, default=40, help="uncached blocks per round and API (--compare-with)")
     ap.add_argument(
         "--name", default=None, help="with --compare-with: results in agent_loop_compare_<name>.json (one per change)"
@@ -243,8 +331,13 @@ def main(argv: list[str] | None = None) -> int:
             log(f"uncached block: {results['uncached_block']}")
             loop_pairs(c, rnd, args.users, 10, run + "w")  # warm-up: spaCy and the driver's pools
             seq = loop_pairs(c, rnd, args.users, args.pairs, run)
+            both = one_call_pairs(c, rnd, args.users, args.pairs, run + "o", supports_one_call(c))
         results["sequential"] = {k: summary_ms(v) for k, v in seq.items()}
-        log(f"sequential: {results['sequential']}")
+        results["pair_two_calls"] = summary_ms(both["two_calls"])
+        results["pair_one_call"] = summary_ms(both["one_call"]) if both["one_call"] else None
+        log(
+            f"sequential: {results['sequential']}; two calls / one call: {results['pair_two_calls']} / {results['pair_one_call']}"
+        )
         if args.session_turns > 1:
             # Conversations: a learner's turns in a row. The first pair meets a learner nobody read
             # lately (as above); the later ones are the loop of a conversation going on.

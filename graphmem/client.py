@@ -187,12 +187,24 @@ def _validated(model: type[BaseModel], data: Any) -> BaseModel:
         raise invalid_input(exc) from None
 
 
-def build_ingest(user_id: str, session_id: str, turns: Sequence[TurnLike] | TurnLike) -> _Call:
+# An ingest's `context`: True for the block with the server's defaults, else the options of `context()`
+# (a ContextRequest, or a mapping with its field names: focus, scope, max_tokens, format, evidence, tag, prompt).
+ContextLike = bool | ContextRequest | Mapping[str, Any] | None
+
+
+def build_ingest(
+    user_id: str, session_id: str, turns: Sequence[TurnLike] | TurnLike, context: ContextLike = None
+) -> _Call:
     ep = ENDPOINTS["ingest"]
     if isinstance(turns, (str, TurnIn, Mapping)):
         turns = [turns]  # one turn, not a sequence of characters or keys
+    wanted: ContextRequest | None = None
+    if context is True:
+        wanted = ContextRequest()
+    elif context is not None and context is not False:
+        wanted = _validated(ContextRequest, context if isinstance(context, ContextRequest) else dict(context))  # type: ignore[assignment]
     try:
-        body = IngestRequest(session_id=session_id, turns=[_turn(t) for t in turns])
+        body = IngestRequest(session_id=session_id, turns=[_turn(t) for t in turns], context=wanted)
     except ValidationError as exc:
         raise invalid_input(exc) from None
     return _Call(ep, _path(ep, user_id=user_id), json=body.model_dump(mode="json", exclude_none=True), user_id=user_id)
@@ -412,9 +424,13 @@ class GraphMemClient:
             self.tokens.note(call, response)
             return read(call, response)
 
-    def ingest(self, user_id: str, session_id: str, turns: Sequence[TurnLike] | TurnLike) -> IngestResult:
-        """Stores turns (a str is a user turn; one turn needs no list). Re-sending a turn id changes nothing."""
-        return self._send(build_ingest(user_id, session_id, turns))
+    def ingest(
+        self, user_id: str, session_id: str, turns: Sequence[TurnLike] | TurnLike, *, context: ContextLike = None
+    ) -> IngestResult:
+        """Stores turns (a str is a user turn; one turn needs no list). Re-sending a turn id changes nothing.
+        ``context``: True, or the options of :meth:`context` as a dict: the result's ``context`` is then the
+        block a context call right after would return (the agent loop in one call)."""
+        return self._send(build_ingest(user_id, session_id, turns, context))
 
     def context(
         self,
@@ -544,8 +560,10 @@ class AsyncGraphMemClient:
             self.tokens.note(call, response)
             return read(call, response)
 
-    async def ingest(self, user_id: str, session_id: str, turns: Sequence[TurnLike] | TurnLike) -> IngestResult:
-        return await self._send(build_ingest(user_id, session_id, turns))
+    async def ingest(
+        self, user_id: str, session_id: str, turns: Sequence[TurnLike] | TurnLike, *, context: ContextLike = None
+    ) -> IngestResult:
+        return await self._send(build_ingest(user_id, session_id, turns, context))
 
     async def context(
         self,

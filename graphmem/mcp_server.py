@@ -152,6 +152,17 @@ FormatArg = Annotated[
     arg_schema(ContextArgs, "format", "'xml', 'markdown' or 'json'. Default: the server's setting ('xml')."),
 ]
 ConceptArg = Annotated[str, arg_schema(ConceptArgs, "concept")]
+ReturnContextArg = Annotated[
+    bool,
+    WithJsonSchema(
+        {
+            "type": "boolean",
+            "default": False,
+            "description": "Also return the user's context block (server defaults) as get_context_block would "
+            "right after these turns: the agent loop in one call. Optional.",
+        }
+    ),
+]
 
 
 # -- backends ------------------------------------------------------------------------------------------
@@ -179,6 +190,8 @@ def _ingest_summary(result: Any) -> dict[str, Any]:
         "concepts": {
             e.turn_id: sorted({c.name for c in e.extraction.concepts}) for e in result.edits if e.extraction is not None
         },
+        # Asked with return_context: the block, as get_context_block would return it right after.
+        **({"context": result.context.model_dump()} if result.context is not None else {}),
     }
 
 
@@ -248,7 +261,8 @@ class LocalBackend:
         return self.keyring.tenant_for(headers.get("authorization") if headers is not None else None)
 
     def ingest(self, who: str, args: IngestArgs) -> dict[str, Any]:
-        return _ingest_summary(self._mem().ingest(who, args.user_id, args.session_id, args.turns))
+        wanted = args.context.options() if args.context is not None else None
+        return _ingest_summary(self._mem().ingest(who, args.user_id, args.session_id, args.turns, context=wanted))
 
     def context(self, who: str, args: ContextArgs) -> dict[str, Any]:
         return (
@@ -311,7 +325,7 @@ class ApiBackend:
         self._pool.close()
 
     def ingest(self, who: str | None, args: IngestArgs) -> dict[str, Any]:
-        return _ingest_summary(self.client(who).ingest(args.user_id, args.session_id, args.turns))
+        return _ingest_summary(self.client(who).ingest(args.user_id, args.session_id, args.turns, context=args.context))
 
     def context(self, who: str | None, args: ContextArgs) -> dict[str, Any]:
         return (
@@ -401,22 +415,25 @@ def build_server(backend: Backend) -> MCPServer:
             "the user's concept graph: which topics, tools, courses or products they mention, which they "
             "already know, struggle with, are interested in or dislike, and how concepts relate. Call it "
             "after every exchange with just the new turns. Sending a turn again with the same turn_id "
-            "changes nothing, so retrying is safe. Returns the stored turn ids and the concepts found."
+            "changes nothing, so retrying is safe. Returns the stored turn ids and the concepts found; with "
+            "return_context, also the user's context block as get_context_block would return it right after "
+            "(one call instead of two)."
         ),
         annotations=ToolAnnotations(
             read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
         ),
     )
-    def ingest_turns(user_id: UserIdArg, session_id: SessionIdArg, turns: TurnsArg, ctx: Context) -> CallToolResult:
-        return run_tool(
-            backend,
-            ctx,
-            lambda who: ok_result(
-                backend.ingest(
-                    who, IngestArgs.model_validate({"user_id": user_id, "session_id": session_id, "turns": turns})
-                )
-            ),
-        )
+    def ingest_turns(
+        user_id: UserIdArg,
+        session_id: SessionIdArg,
+        turns: TurnsArg,
+        ctx: Context,
+        return_context: ReturnContextArg = False,
+    ) -> CallToolResult:
+        args: dict[str, Any] = {"user_id": user_id, "session_id": session_id, "turns": turns}
+        if return_context:
+            args["context"] = {}
+        return run_tool(backend, ctx, lambda who: ok_result(backend.ingest(who, IngestArgs.model_validate(args))))
 
     @server.tool(
         name="get_context_block",

@@ -332,16 +332,6 @@ class TurnEditLog(BaseModel):
     extraction: TurnExtraction | None = None
 
 
-class IngestResult(BaseModel):
-    user_id: str
-    session_id: str
-    accepted: list[str]
-    duplicates: list[str]
-    edits: list[TurnEditLog]
-    # Set by the HTTP API: the write's consistency token, for a later read on any replica (read-your-writes).
-    consistency: str | None = None
-
-
 class ContextResult(BaseModel):
     """A rendered context block and the names in each of its sections (the API's response body)."""
 
@@ -363,6 +353,19 @@ class ContextResult(BaseModel):
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump()
+
+
+class IngestResult(BaseModel):
+    user_id: str
+    session_id: str
+    accepted: list[str]
+    duplicates: list[str]
+    edits: list[TurnEditLog]
+    # Set by the HTTP API: the write's consistency token, for a later read on any replica (read-your-writes).
+    consistency: str | None = None
+    # Only when the call asked for it (absent otherwise, so an ingest answers as before): the block a context
+    # request right after this ingest returns.
+    context: ContextResult | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 # ---------------------------------------------------------------------------

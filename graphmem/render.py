@@ -201,6 +201,13 @@ _RENDERERS: dict[Format, Callable[[str, str, Sequence[tuple[str, list[ContextIte
 }
 
 
+def truncated_frame_tokens(fmt: Format | str, scope: Scope | str, tag: str, counter: TokenCounter) -> int:
+    """Tokens of an empty block with a truncation marker of any realistic count: a budget below it may be
+    refused by :func:`render_block` for some selection (``BUDGET_TOO_SMALL``), a budget at or above it never is.
+    Checked before a write that returns a block (an ingest asking for its block), so a refusal stores nothing."""
+    return counter.count(_RENDERERS[Format(fmt)](tag, parse_scope(scope).value, [], 10**6, False))
+
+
 def render_block(
     selection: ContextSelection,
     *,

@@ -10,9 +10,11 @@ server, the client tests, benchmarks and evaluations call them).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from datetime import datetime
 from typing import Any
 
+from . import consistency
 from .compaction import CompactionConfig
 from .context import ContextConfig
 from .doc_frequency import DocumentFrequency
@@ -32,6 +34,7 @@ from .specificity import SpecificityConfig
 from .store import UserRef
 from .tenant_stores import open_store
 from .tokens import TokenCounter
+from .vocabulary import ContextOptions
 
 __all__ = ["GraphMemory", "RankedGraph"]
 
@@ -130,14 +133,44 @@ class GraphMemory:
     # -- ingest ---------------------------------------------------------------------------
 
     def ingest(
-        self, tenant: str, user_id: str, session_id: str, turns: Sequence[TurnIn], *, edit_log: bool = True
+        self,
+        tenant: str,
+        user_id: str,
+        session_id: str,
+        turns: Sequence[TurnIn],
+        *,
+        edit_log: bool = True,
+        context: ContextOptions | None = None,
     ) -> IngestResult:
         """Extract → validate → store a batch of turns for one user, then re-rank.
 
         Duplicate turn ids (already stored, or repeated in the batch) are no-ops.
         When the call returns, the turns are committed. ``edit_log=False`` leaves ``edits`` empty.
+        ``context``: the options of :meth:`context` (``{}`` for the defaults); the result's ``context`` is then
+        the block a context call right after this ingest returns (the agent loop in one call). Its options are
+        checked before anything is stored.
         """
-        return self.ingestion.ingest(tenant, user_id, session_id, turns, edit_log=edit_log)
+        if context is None:
+            return self.ingestion.ingest(tenant, user_id, session_id, turns, edit_log=edit_log)
+        self.reader.checked(
+            scope=context.get("scope"),
+            max_tokens=context.get("max_tokens"),
+            fmt=context.get("fmt"),
+            prompt=context.get("prompt"),
+            tag=context.get("tag"),
+            write_follows=True,
+        )
+        # One consistency chain for the write and the read (the API's, else one of its own): the read takes the
+        # versions the write's transaction left (Chain.written) instead of querying them.
+        chain = consistency.current()
+        try:
+            with nullcontext(chain) if chain is not None else consistency.chain():
+                result = self.ingestion.ingest(tenant, user_id, session_id, turns, edit_log=edit_log, rank_now=True)
+                block = self.reader.context(tenant, user_id, **context)
+        finally:
+            if self.core.background is not None:
+                self.core.background.answered()  # also when the write or the block failed: never hold the write-back
+        return result.model_copy(update={"context": block})
 
     # -- ranked graphs --------------------------------------------------------------------
 

@@ -7,7 +7,9 @@ that compares, keys dicts or stores them as plain strings keeps working, and pyd
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import StrEnum
+from typing import TypedDict
 
 
 class Format(StrEnum):
@@ -41,3 +43,17 @@ class Ranker(StrEnum):
 
     pagerank = "pagerank"
     reference = "reference"
+
+
+class ContextOptions(TypedDict, total=False):
+    """The keyword options of ``GraphMemory.context`` (graphmem/services/read.py), for an ingest that returns
+    its block (``GraphMemory.ingest(..., context=...)``)."""
+
+    focus: str | None
+    scope: str | None
+    max_tokens: int | None
+    fmt: str | None
+    evidence: bool
+    prompt: str | None
+    tag: str | None
+    as_of: datetime | None

@@ -186,6 +186,20 @@ def test_typed_round_trip(mem, user_id):
     assert mem.ready() is True
 
 
+def test_ingest_with_its_block_in_one_call(mem, user_id):
+    first = mem.ingest(user_id, "s1", REFERENCE[0], context=True)
+    assert first.context is not None and first.context == mem.context(user_id)
+    # With options (the context call's own names): the block a context call right after returns.
+    options = {"focus": "how do I deploy Django?", "max_tokens": 60, "format": "markdown"}
+    second = mem.ingest(user_id, "s1", REFERENCE[1], context=options)
+    assert second.context is not None and second.context.format == "markdown" and second.context.tokens <= 60
+    assert second.context == mem.context(user_id, **options)
+    assert mem.ingest(user_id, "s1", "Thanks!").context is None  # only when asked
+    with pytest.raises(ApiError) as bad:
+        mem.ingest(user_id, "s1", "Hello again", context={"max_tokens": 0})
+    assert bad.value.code == "INVALID_INPUT" and bad.value.status == 422  # refused before sending
+
+
 def test_prompt_loop_detection_and_error_codes(mem, user_id):
     mem.ingest(user_id, "s1", REFERENCE)
     block = mem.context(user_id).block
@@ -254,8 +268,9 @@ def test_keys_decide_the_tenant(api, api_tenants, catalog_loaded, user_id):
 def test_async_client_round_trip(api, api_tenants, catalog_loaded, user_id):
     async def main() -> tuple[IngestResult, ContextResult, dict]:
         async with AsyncGraphMemClient(api.base_url, api_key=api_tenants.key_a) as mem:
-            stored = await mem.ingest(user_id, "s1", REFERENCE)
+            stored = await mem.ingest(user_id, "s1", REFERENCE, context={"focus": "how do I deploy Django?"})
             ctx = await mem.context(user_id, focus="how do I deploy Django?")
+            assert stored.context == ctx
             with pytest.raises(ApiError) as err:
                 await mem.explain(user_id, "Haskell")
             assert err.value.code == "CONCEPT_NOT_FOUND"

@@ -359,3 +359,37 @@ def test_interest_rows_become_the_nodes_init_builds(store, tenant) -> None:
         node = _interest_node(row)
         # Only field names (a misspelt one would be refused here), and the values __init__ would hold.
         assert ConceptNode(**node.__dict__) == node
+
+
+@pytest.mark.neo4j
+def test_an_ingest_returning_its_block_asks_no_version_and_ranks_before_the_write_back(store, settings, tenant) -> None:
+    """The agent loop in one call (`GraphMemory.ingest(..., context=...)`): the block's read takes the versions
+    the write left (no `user_version`), ranks the graph the ingest updated from the cached one (no full load),
+    and the background writes the weights back once, in its own statement."""
+    mem = GraphMemory(settings.model_copy(update={"rerank_in_background": True}), store=store)
+    try:
+        mem.ingest(tenant, "one", "s1", [TurnIn(role="user", text="I want to learn Python and Django.")])
+        assert mem.wait_reranked()
+        settled = mem.core.background.settled if mem.core.background is not None else 0
+        with _counting(store) as seen:
+            result = mem.ingest(
+                tenant, "one", "s1", [TurnIn(role="user", text="How does Django use Python?")], context={}
+            )
+            in_call = list(seen)
+            assert mem.wait_reranked()
+        assert mem.core.background is not None and mem.core.background.settled == settled + 1
+        assert result.context is not None and result.context == mem.context(tenant, "one")
+        after_write = in_call[in_call.index("ingest_lock_user") :]
+        assert "user_version (auto-commit)" not in after_write, after_write
+        assert "user_interests" not in after_write  # the cached graph updated with the write's rows
+        # One write-back, by the background thread (the call ranked, the background only wrote what it ranked).
+        assert seen.count("user_write_weights") == 1, seen
+        user = UserRef(tenant, "one")
+        ranked = mem.core.ranked_graphs.peek(user)
+        assert ranked is not None and ranked.version == store.user_version(user)[0] and not ranked.unwritten
+        assert not mem.core.background._answering  # nothing left holding a write-back
+        # Without the option the result has no block.
+        assert mem.ingest(tenant, "one", "s1", [TurnIn(role="user", text="Thanks!")]).context is None
+    finally:
+        if mem.core.background is not None:
+            mem.core.background.close(mem.settings.rerank_drain_s)

@@ -106,6 +106,17 @@ async def ingest_and_check_block(session: ClientSession, user: str, prefix: str 
     assert block.structured_content["block"] == text
     assert block.structured_content["current_topic"] == ["Django部署"]
 
+    # The loop in one call: the turn stored and the block a get_context_block right after returns.
+    turn = {"turn_id": f"{prefix}-one", "text": "我想学SQLAlchemy。", "ts": "2026-11-25T10:00:00Z"}
+    one = await session.call_tool(
+        "ingest_turns", {"user_id": user, "session_id": "s1", "turns": [turn], "return_context": True}
+    )
+    assert not one.is_error, one
+    assert one.structured_content["accepted"] == [f"{prefix}-one"]
+    after = await session.call_tool("get_context_block", {"user_id": user})
+    assert one.structured_content["context"] == after.structured_content
+    assert "context" not in stored.structured_content  # only when asked
+
 
 async def check_errors(session: ClientSession, user: str) -> None:
     # Same machine codes as the REST API for the same mistakes.

@@ -10,12 +10,47 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from graphmem.models import TurnIn
-from graphmem.vocabulary import Format, Scope
+from graphmem.vocabulary import ContextOptions, Format, Scope
 
 __all__ = ["ContextRequest", "ErrorResponse", "Format", "IngestRequest", "Scope"]
+
+
+class ContextRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    focus: str | None = Field(default=None, max_length=20_000, description="the current question")
+    scope: Scope | None = Field(default=None, description="default: the server's GRAPHMEM_DEFAULT_SCOPE (learning)")
+    # Strict: `true` and "100" are not token budgets, "true" and 1 are not booleans (JSON has the types).
+    max_tokens: int | None = Field(default=None, ge=1, le=100_000, strict=True)
+    format: Format | None = Field(default=None, description="default: the server's GRAPHMEM_DEFAULT_FORMAT (xml)")
+    evidence: bool = Field(default=False, strict=True)
+    tag: str | None = Field(default=None, max_length=64, description="custom tag name (an XML name)")
+    prompt: str | None = Field(
+        default=None, max_length=2_000_000, description="the prompt being assembled, for loop detection"
+    )
+    as_of: datetime | None = Field(default=None, description="answer as the user model stood then (ISO 8601)")
+    consistency: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=4096,
+        description="the `consistency` token a write returned: the answer then includes that write",
+    )
+
+    def options(self) -> ContextOptions:
+        """The block options as the library takes them (``GraphMemory.context``, ``GraphMemory.ingest(context=)``)."""
+        return ContextOptions(
+            focus=self.focus,
+            scope=self.scope,
+            max_tokens=self.max_tokens,
+            fmt=self.format,
+            evidence=self.evidence,
+            prompt=self.prompt,
+            tag=self.tag,
+            as_of=self.as_of,
+        )
 
 
 class IngestRequest(BaseModel):
@@ -40,28 +75,21 @@ class IngestRequest(BaseModel):
 
     session_id: str = Field(min_length=1, max_length=128)
     turns: list[TurnIn] = Field(min_length=1, max_length=512)
-
-
-class ContextRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    focus: str | None = Field(default=None, max_length=20_000, description="the current question")
-    scope: Scope | None = Field(default=None, description="default: the server's GRAPHMEM_DEFAULT_SCOPE (learning)")
-    # Strict: `true` and "100" are not token budgets, "true" and 1 are not booleans (JSON has the types).
-    max_tokens: int | None = Field(default=None, ge=1, le=100_000, strict=True)
-    format: Format | None = Field(default=None, description="default: the server's GRAPHMEM_DEFAULT_FORMAT (xml)")
-    evidence: bool = Field(default=False, strict=True)
-    tag: str | None = Field(default=None, max_length=64, description="custom tag name (an XML name)")
-    prompt: str | None = Field(
-        default=None, max_length=2_000_000, description="the prompt being assembled, for loop detection"
-    )
-    as_of: datetime | None = Field(default=None, description="answer as the user model stood then (ISO 8601)")
-    consistency: str | None = Field(
+    context: ContextRequest | None = Field(
         default=None,
-        min_length=1,
-        max_length=4096,
-        description="the `consistency` token a write returned: the answer then includes that write",
+        description=(
+            "ask for the block in the same answer (the agent loop in one call): the options of POST "
+            "/v1/users/{user_id}/context (`{}` for the defaults); the answer's `context` is the block a context "
+            "request right after this ingest returns. Its options are checked before anything is stored"
+        ),
     )
+
+    @model_validator(mode="after")
+    def _no_token_for_own_write(self) -> IngestRequest:
+        if self.context is not None and self.context.consistency is not None:
+            # The block already follows this call's own write: a token of another write has no place here.
+            raise ValueError("context.consistency: the block returned with an ingest follows that ingest's write")
+        return self
 
 
 class ErrorBody(BaseModel):

@@ -155,14 +155,26 @@ class Core:
             if cached is not None and cached.version >= floor[0] and cached.catalog_version >= (floor[1] or 0):
                 chain.answered(cached.version, "cache")
                 return cached
+        written = chain.written(user.tenant, user.user_id) if chain is not None else None
+        if chain is not None and written is not None:
+            # A read in the request that wrote (an ingest returning its block): the write's own transaction
+            # said which versions it left, so no version query; a graph cached at or past them holds it.
+            cached = self.ranked_since(user, *written)
+            if cached is not None:
+                chain.answered(cached.version, "cache")
+                return cached
         if self.ranked_graphs.peek(user) is None and not (self.background is not None and self.background.busy(user)):
             # Nothing cached to compare a version with, and no write of this process waiting to be ranked:
             # the graph is read with the versions it is at (one round trip where the version check and
             # the load took five: an uncached block's largest cost).
             return self._load_and_rank(user, chain)
-        version, catalog_version = self.store.user_version(user)
-        if version is None:
-            raise user_not_found(user.user_id)
+        if written is not None:
+            version, catalog_version = written
+        else:
+            stored, catalog_version = self.store.user_version(user)
+            if stored is None:
+                raise user_not_found(user.user_id)
+            version = stored
         cached = self.ranked_graphs.current(user, version, catalog_version)
         if chain is not None:
             chain.answered(version, "cache" if cached is not None else "store")
@@ -174,19 +186,19 @@ class Core:
             # version or at the one its write-back made (which holds this version's writes too); loading and
             # ranking here as well doubled an agent loop's work. Still queued: rank on read
             # (read-your-writes); the write-back stays queued.
-            cached = self._ranked_since(user, version, catalog_version)
+            cached = self.ranked_since(user, version, catalog_version)
             if cached is not None:
                 return cached
             # Being ranked right now: answer as soon as it is cached, not after its weights write-back.
             cached = self.background.wait_while_running(
-                user, lambda: self._ranked_since(user, version, catalog_version), timeout=READ_WAIT_S
+                user, lambda: self.ranked_since(user, version, catalog_version), timeout=READ_WAIT_S
             )
             if cached is not None:
                 return cached
             lock = self.user_lock(user)
             if lock.acquire(timeout=READ_WAIT_S):
                 try:
-                    cached = self._ranked_since(user, version, catalog_version)
+                    cached = self.ranked_since(user, version, catalog_version)
                     if cached is not None:
                         return cached
                     pending = self.background.pending(user)
@@ -220,7 +232,7 @@ class Core:
         self.ranked_graphs.put(user, ranked)
         return ranked
 
-    def _ranked_since(self, user: UserRef, version: int, catalog_version: int) -> RankedGraph | None:
+    def ranked_since(self, user: UserRef, version: int, catalog_version: int) -> RankedGraph | None:
         """The cached graph if it was ranked at ``version`` or later, under this catalog version."""
         cached = self.ranked_graphs.peek(user)
         if cached is not None and cached.version >= version and cached.catalog_version == catalog_version:

@@ -80,14 +80,23 @@ class IngestService:
         self.last_extraction_seconds = 0.0
 
     def ingest(
-        self, tenant: str, user_id: str, session_id: str, turns: Sequence[TurnIn], *, edit_log: bool = True
+        self,
+        tenant: str,
+        user_id: str,
+        session_id: str,
+        turns: Sequence[TurnIn],
+        *,
+        edit_log: bool = True,
+        rank_now: bool = False,
     ) -> IngestResult:
         """Extract → validate → store a batch of turns for one user, then re-rank.
 
         Duplicate turn ids (already stored, or repeated in the batch) are no-ops.
         When the call returns, the turns are committed. ``edit_log=False`` leaves ``edits`` empty. With
         ``rerank_in_background`` (the default) the re-rank runs after the answer (services/rerank.py,
-        BackgroundReranker); a read before it ranks on read, so it reflects these turns.
+        BackgroundReranker); a read before it ranks on read, so it reflects these turns. ``rank_now``: the
+        caller reads the user's block next (an ingest returning it): the graph is ranked here, under the lock
+        the write took, and the background's weights write-back waits for that read's answer.
         """
         core, store = self.core, self.core.store
         user = core.user(tenant, user_id)
@@ -120,6 +129,11 @@ class IngestService:
                 if core.background is not None:
                     # Committed: answer now; ranking follows in the background (or on the next read).
                     core.background.submit(user, write, extractor_version)
+                    if rank_now:
+                        # Before the background can take the user (it needs this lock): no wait for its
+                        # thread, no rank-on-read race, and its write-back after the block (hold).
+                        core.background.hold(user)
+                        self.reranker.rank_written(user, write, extractor_version)
                 else:
                     self._rerank(user, write, extractor_version)
         accepted = set(write.accepted)

@@ -19,10 +19,10 @@ from ..extraction.normalize import concept_key
 from ..learner import as_utc, stance_timeline
 from ..models import ContextResult, Tier, UserGraph, clean_text
 from ..ranked_cache import LRU, RankedGraph
-from ..render import check_loop, render_block
+from ..render import BudgetTooSmall, check_loop, render_block, truncated_frame_tokens
 from ..specificity import CENTRAL_ONLY, demoted
 from ..store import UserRef
-from ..vocabulary import Format
+from ..vocabulary import Format, Scope
 from . import views
 from .core import Core
 
@@ -79,6 +79,39 @@ class ReadService:
             keys = [r["key"] for r in found if r["score"] > 0.5][:1]
         return keys
 
+    def checked(
+        self,
+        *,
+        scope: str | None = None,
+        max_tokens: int | None = None,
+        fmt: str | None = None,
+        prompt: str | None = None,
+        tag: str | None = None,
+        write_follows: bool = False,
+    ) -> tuple[Scope, str, str, int]:
+        """The request's scope, tag, format and budget, checked (4xx) before anything is read. With
+        ``write_follows`` (an ingest that returns its block checks before its write, so a refusal stores
+        nothing) a budget some selection could not fit is refused too (``truncated_frame_tokens``)."""
+        settings = self.core.settings
+        sc = parse_scope(scope or settings.default_scope)
+        tag_name = resolve_tag(sc, tag)
+        fmt = fmt or settings.default_format
+        if fmt not in _FORMATS:
+            raise InvalidInput(f"unknown format {fmt!r}; expected one of {', '.join(Format)}", code="INVALID_FORMAT")
+        budget = settings.default_max_tokens if max_tokens is None else max_tokens
+        if budget < 1 or budget > 100_000:
+            raise InvalidInput("max_tokens must be between 1 and 100000", code="INVALID_MAX_TOKENS")
+        check_loop(prompt, tag_name)
+        if write_follows:
+            minimum = truncated_frame_tokens(fmt, sc, tag_name, self.core.counter)
+            if budget < minimum:
+                raise BudgetTooSmall(
+                    minimum,
+                    f"max_tokens={budget} is too small for a {fmt} block with the tag {tag_name!r} returned "
+                    f"with an ingest: it needs at least {minimum} tokens (the frame and the truncation marker)",
+                )
+        return sc, tag_name, fmt, budget
+
     @_answers
     def context(
         self,
@@ -94,18 +127,10 @@ class ReadService:
         tag: str | None = None,
         as_of: datetime | None = None,
     ) -> ContextResult:
-        core, settings = self.core, self.core.settings
+        core = self.core
         user = core.user(tenant, user_id)
         as_of = _as_of(as_of)
-        sc = parse_scope(scope or settings.default_scope)
-        tag_name = resolve_tag(sc, tag)
-        fmt = fmt or settings.default_format
-        if fmt not in _FORMATS:
-            raise InvalidInput(f"unknown format {fmt!r}; expected one of {', '.join(Format)}", code="INVALID_FORMAT")
-        budget = settings.default_max_tokens if max_tokens is None else max_tokens
-        if budget < 1 or budget > 100_000:
-            raise InvalidInput("max_tokens must be between 1 and 100000", code="INVALID_MAX_TOKENS")
-        check_loop(prompt, tag_name)
+        sc, tag_name, fmt, budget = self.checked(scope=scope, max_tokens=max_tokens, fmt=fmt, prompt=prompt, tag=tag)
 
         ranked = core.ranked_at(user, as_of)
         graph, tiers = ranked.graph, ranked.tiers

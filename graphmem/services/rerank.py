@@ -93,6 +93,15 @@ class Reranker:
         core.ranked_graphs.put(user, ranked)
         return ranked
 
+    def rank_written(self, user: UserRef, write: IngestWrite, extractor_version: int) -> None:
+        """Right after ``write`` (under the user's lock, its re-rank queued): rank the graph it left and cache
+        it as a read would (:meth:`rank_for_read`), for an ingest that returns its block. The queued re-rank
+        then only writes the weights back, after that block has answered."""
+        if write.catalog_version is None or self.core.ranked_since(user, write.version_after, write.catalog_version):
+            return
+        incremental = write if extractor_version == write.catalog_version else None
+        self.rank_for_read(user, write.version_after, write.catalog_version, incremental)
+
     def settle(
         self,
         user: UserRef,
@@ -434,6 +443,17 @@ class BackgroundReranker:
             finally:
                 _drop_one(self._waiting, key)
                 self._cond.notify_all()
+
+    def hold(self, user: UserRef) -> None:
+        """The calling request will answer from the user's ranked graph (an ingest returning its block): the
+        user's queued re-rank writes its weights back after that answer (:meth:`answered`), or after
+        ``rerank_read_first_ms`` at most, as for a read it handed the graph."""
+        if _answer_of.get() is not None:
+            return
+        key = (user.tenant, user.user_id)
+        with self._cond:
+            self._answering[key] = self._answering.get(key, 0) + 1
+        _answer_of.set(key)
 
     def answered(self) -> None:
         """The calling request's read has answered (or failed): a re-rank that handed it its graph may write

@@ -28,18 +28,7 @@ RESPONSES = conflict("CONTEXT_LOOP_DETECTED")
 def _context(mem: GraphMemory, metrics: Metrics, tenant: str, user_id: str, req: ContextRequest) -> Response:
     headers: dict[str, str] = {}
     with reading(tenant, req.consistency, headers):
-        result = mem.context(
-            tenant,
-            user_id,
-            focus=req.focus,
-            scope=req.scope,
-            max_tokens=req.max_tokens,
-            fmt=req.format,
-            evidence=req.evidence,
-            prompt=req.prompt,
-            tag=req.tag,
-            as_of=req.as_of,
-        )
+        result = mem.context(tenant, user_id, **req.options())
     metrics.block_tokens.observe(result.tokens)
     # Encoded once by pydantic; response_model documents the body.
     return Response(result.model_dump_json(), media_type="application/json", headers=headers)
