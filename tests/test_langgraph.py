@@ -174,3 +174,23 @@ def test_fail_open_answers_without_a_block(user_id):
         app = tutor_graph(GraphMemMemory(client, fail_open=True), llm, recorder, use_async=False)
         out = app.invoke({"messages": [HumanMessage("hi")]}, {"configurable": {"user_id": user_id, "thread_id": "x"}})
     assert out["memory_block"] == "" and [m.type for m in recorder.prompts[0]] == ["human"]
+
+
+def test_recall_stores_and_reads_in_one_call(api, api_tenants, catalog_loaded, user_id, monkeypatch):
+    """With turns to store, the recall step stores them and gets the block in one request (the ingest returns
+    it); a separate context request is made only when there is nothing new to store."""
+    with GraphMemClient(api.base_url, api_key=api_tenants.key_a) as client:
+        memory = GraphMemMemory(client)
+        config = {"configurable": {"user_id": user_id, "thread_id": "one"}}
+        calls: list[str] = []
+        real_context = client.context
+
+        def counted_context(*args: Any, **kw: Any) -> Any:
+            calls.append("context")
+            return real_context(*args, **kw)
+
+        monkeypatch.setattr(client, "context", counted_context)
+        block = memory.recall.invoke({"messages": [HumanMessage("I want to learn Django and Kubernetes.")]}, config)
+        assert "Django" in block["memory_block"] and calls == []  # stored and read in the ingest call
+        again = memory.recall.invoke({"messages": [HumanMessage("hi", id="h1"), AIMessage("hello", id="a1")]}, config)
+        assert calls == ["context"] and "Django" in again["memory_block"]  # nothing new from the user: a plain read

@@ -149,10 +149,14 @@ class GraphMemMemory:
         user_id, session_id = self.ids(config)
         client = self._sync()
         try:
-            # Store first, then read: the block reflects the message being answered (read-your-writes).
+            # Store first, then read: the block reflects the message being answered (read-your-writes). With
+            # turns to store, one call does both (the ingest returns the block a read right after would).
+            options = self._context_kwargs(messages)
             if pending := _turns(_since_last_model_turn(messages)):
-                client.ingest(user_id, session_id, pending)
-            return client.context(user_id, **self._context_kwargs(messages)).block
+                stored = client.ingest(user_id, session_id, pending, context=options)
+                if stored.context is not None:
+                    return stored.context.block
+            return client.context(user_id, **options).block
         except ApiError as exc:
             self._failed(exc, "recall")
             return ""
@@ -181,9 +185,12 @@ class GraphMemMemory:
         user_id, session_id = self.ids(config)
         client = self._async()
         try:
+            options = self._context_kwargs(messages)
             if pending := _turns(_since_last_model_turn(messages)):
-                await client.ingest(user_id, session_id, pending)
-            return (await client.context(user_id, **self._context_kwargs(messages))).block
+                stored = await client.ingest(user_id, session_id, pending, context=options)
+                if stored.context is not None:
+                    return stored.context.block
+            return (await client.context(user_id, **options)).block
         except ApiError as exc:
             self._failed(exc, "recall")
             return ""
