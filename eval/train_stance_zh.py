@@ -100,6 +100,14 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "corpus37": ("measured/corpus37_zh_check.jsonl",),
     "corpus38": ("measured/corpus38_zh_check.jsonl",),
     "corpus39": ("measured/corpus39_zh_check.jsonl",),
+    # Five more (2026-12-05, session 30): internet and youth slang, comparisons and choices, modal and conditional
+    # stance, a learner's replies mid-lesson, reviews, ratings and habits; first look in
+    # eval/results/natural_stance_corpus40_44_first_look.json.
+    "corpus40": ("measured/corpus40_zh_check.jsonl",),
+    "corpus41": ("measured/corpus41_zh_check.jsonl",),
+    "corpus42": ("measured/corpus42_zh_check.jsonl",),
+    "corpus43": ("measured/corpus43_zh_check.jsonl",),
+    "corpus44": ("measured/corpus44_zh_check.jsonl",),
 }
 KDCONV = "kdconv-tune"  # the real turns' writer group (many KdConv users)
 C_GRID = (1.0, 3.0, 10.0)  # with 0.3-3.0 every choice (shipped and nested) was 3.0, the top: the grid moved up

@@ -219,6 +219,24 @@ def test_combine_a_confident_rule_liking_stands_like_a_dislike() -> None:
     assert stance_model.shipped().trust_interested < 1.0
 
 
+def test_combine_a_dislike_of_the_models_own_needs_decide_dislikes() -> None:
+    # As shipped since session 30: where the rules gave no dislike, the model's dislike needs decide_dislikes;
+    # below it the rules' reading stands (silence stays no stance, a weak rule stance stays). Other classes
+    # keep the plain `decide`, and a rule dislike is not touched.
+    m = stance_model.StanceModel(stance_model.CLASSES, {}, 2.0, 0.7, 0.3, 0.7, "", decide_dislikes=0.6)
+    silent = stance_model.RuleView(None, 0.0, False)
+    assert stance_model.combine(m, silent, _probs("dislikes", 0.5)) == (None, False)
+    assert stance_model.combine(m, silent, _probs("dislikes", 0.65)) == ("dislikes", True)
+    assert stance_model.combine(m, silent, _probs("interested", 0.5)) == ("interested", True)
+    weak_liking = stance_model.RuleView("interested", 0.5, False)
+    assert stance_model.combine(m, weak_liking, _probs("dislikes", 0.5)) == ("interested", False)
+    blocked = stance_model.RuleView(None, 0.0, True)
+    assert stance_model.combine(m, blocked, _probs("dislikes", 0.75)) == ("dislikes", True)
+    weak_dislike = stance_model.RuleView("dislikes", 0.5, False)  # the rules' own dislike: not the model's
+    assert stance_model.combine(m, weak_dislike, _probs("dislikes", 0.4)) == ("dislikes", False)
+    assert 0.0 < stance_model.shipped().decide_dislikes <= 1.0
+
+
 def test_combine_model_decides_where_rules_are_silent_or_weak() -> None:
     silent = stance_model.RuleView(None, 0.0, False)
     assert stance_model.combine(_toy(), silent, _probs("knows", 0.6)) == ("knows", True)

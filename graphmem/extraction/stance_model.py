@@ -290,6 +290,11 @@ class StanceModel:
     # idioms and irony ("X is a nightmare", "oh great, another X") taught the model to doubt; chosen on ReDial
     # train's seeker verdicts too (eval/train_stance_model.py).
     trust_interested: float = 2.0
+    # A `dislikes` the model gives where the rules gave none (decided, unblocked or overruled) needs at least this
+    # probability (0.0: no more than any other class). The written sets hold a dislike in every fifth sentence,
+    # real chats in far fewer, so the model's weak dislikes of a plain "sounds okay" or "is the sequel" were mostly
+    # false there; chosen on ReDial train's seeker verdicts (eval/train_stance_model.py).
+    decide_dislikes: float = 0.0
 
     def trust(self, stance: str | None) -> float:
         """The confidence at which the rules' `stance` stands unless the model is sure against it."""
@@ -313,6 +318,7 @@ def model_from_json(data: Mapping[str, Any]) -> StanceModel:
         version=str(data.get("version", "")),
         trust_dislikes=float(data.get("trust_dislikes", 2.0)),
         trust_interested=float(data.get("trust_interested", 2.0)),
+        decide_dislikes=float(data.get("decide_dislikes", 0.0)),
     )
 
 
@@ -354,7 +360,15 @@ def combine(m: StanceModel, rule: RuleView, probs: Mapping[str, float]) -> tuple
     A rule stance at or above `trust_rule` (`trust_dislikes` for a dislike) stands unless the model gives another class at least
     `overrule`; a blocked concept gets a stance only when the model is at least `unblock` sure of one
     (so is a concept named only in a question, a hypothetical or another person's clause); otherwise (a weak rule stance, or silence) the model's class wins when it is at least `decide`
-    sure, ``none`` included, and the rule reading stands when the model is unsure."""
+    sure, ``none`` included, and the rule reading stands when the model is unsure. A dislike the model gives against
+    the rules' reading needs at least ``decide_dislikes`` in any of these cases."""
+    stance, by_model = _combined(m, rule, probs)
+    if by_model and stance == "dislikes" and probs["dislikes"] < m.decide_dislikes:
+        return rule.stance, False  # a weak dislike of the model's own: the rules' reading stands
+    return stance, by_model
+
+
+def _combined(m: StanceModel, rule: RuleView, probs: Mapping[str, float]) -> tuple[str | None, bool]:
     best = max(probs, key=lambda c: probs[c])
     p = probs[best]
     if rule.stance is not None and rule.confidence >= m.trust(rule.stance):
