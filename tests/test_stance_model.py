@@ -124,6 +124,18 @@ def test_features_mask_the_concept_and_mark_negation_scope() -> None:
     assert f["s:self"] == 1.0 and "q" not in f
 
 
+def test_features_keep_an_obligation_apart_from_the_perfect() -> None:
+    # "have to" is an obligation (no stance by itself), the perfect's "have" goes with knowing: one lemma for both
+    # let the modal writers' "I have to learn X" pull "I have studied X before" to no stance.
+    must = stance_model.features("I have to take Statistics next term", 15, 25)
+    assert "l:have_to" in must and "l:have" not in must
+    done = stance_model.features("I have studied Statistics before", 15, 25)
+    assert "I have studied Statistics before"[15:25] == "Statistics" == "I have to take Statistics next term"[15:25]
+    assert "l:have" in done and "l:have_to" not in done
+    after = stance_model.features("Statistics is next. I had to drop it once.", 0, 10)
+    assert "m:have_to" in after
+
+
 def test_features_tense_question_and_other_person() -> None:
     past = stance_model.features("SQL used to confuse me, now it is easy", 0, 3)
     assert past.get("t:past") == 1.0 and past.get("t:now") == 1.0

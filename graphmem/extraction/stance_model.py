@@ -149,6 +149,16 @@ def _tokens(text: str) -> list[str]:
     return [w for w in _TOKEN.findall(t) if w != "'s"]
 
 
+def _lemmas(tokens: Sequence[str]) -> list[str]:
+    """Lemmas of ``tokens``; "have to" / "has to" / "had to" is an obligation ("I have to take X next term": no
+    stance), kept apart from the perfect's "have" ("I have studied X": knowing), which share a lemma otherwise."""
+    out = [lemma(w) for w in tokens]
+    for i, w in enumerate(out[:-1]):
+        if w == "have" and tokens[i + 1] == "to":
+            out[i] = "have_to"
+    return out
+
+
 def sentence_of(text: str, start: int, end: int) -> tuple[int, int]:
     """The span of the sentence that holds [start, end) (a concept's name never ends a sentence)."""
     for m in _SENTENCE.finditer(text):
@@ -181,7 +191,7 @@ def features(
     left, right = text[s:start], text[end:e]
     sent = left + " X " + right
     toks_l, toks_r = _tokens(left), _tokens(right)
-    lem = [lemma(w) for w in toks_l] + ["X"] + [lemma(w) for w in toks_r]
+    lem = _lemmas(toks_l) + ["X"] + _lemmas(toks_r)
     x = len(toks_l)
     out: dict[str, float] = {}
     for w in lem:
@@ -235,8 +245,8 @@ def features(
     # cruise once. Once was quite enough."). Their words count apart from the concept's own sentence.
     rest = text[e : following_end(text, e, others)].strip()
     if rest:
-        for w in _tokens(rest)[:40]:
-            out["m:" + lemma(w)] = 1.0
+        for w in _lemmas(_tokens(rest)[:40]):
+            out["m:" + w] = 1.0
         out["mv:compound"] = float(_vader_scores(rest).get("compound", 0.0))
     out["bias"] = 1.0
     if rule is not None:
