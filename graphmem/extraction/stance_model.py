@@ -151,11 +151,12 @@ def _tokens(text: str) -> list[str]:
 
 def _lemmas(tokens: Sequence[str]) -> list[str]:
     """Lemmas of ``tokens``; "have to" / "has to" / "had to" is an obligation ("I have to take X next term": no
-    stance), kept apart from the perfect's "have" ("I have studied X": knowing), which share a lemma otherwise."""
+    stance) and "have not" a negated perfect ("I haven't studied X": not known), both kept apart from the perfect's
+    "have" ("I have studied X before": knowing), which would share its lemma otherwise."""
     out = [lemma(w) for w in tokens]
     for i, w in enumerate(out[:-1]):
-        if w == "have" and tokens[i + 1] == "to":
-            out[i] = "have_to"
+        if w == "have" and tokens[i + 1] in ("to", "not"):
+            out[i] = "have_" + tokens[i + 1]
     return out
 
 
