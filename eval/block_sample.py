@@ -124,7 +124,17 @@ FRESH7: dict[str, tuple[int, ...]] = {
     "bridge": (7, 11, 12, 16, 23, 30, 33, 48),
     "kdconv": (9, 11, 21),
 }
-BRIDGE_SPLIT = {"fresh6": "train", "fresh7": "train"}  # every other sample reads Bridge ``validation``
+# An eighth held-out sample (``--fresh8``, helper "blocks9", 2026-12-05 session 31, labelled on cd45eb8 before any rule
+# or model of that session): ReDial valid: random.Random(19).sample of range(20, 100) without FRESH4-FRESH7's, 8 of them;
+# Bridge: the ``train`` tenant of FRESH6, random.Random(19).sample of range(71) without FRESH6's and FRESH7's, 8 of them;
+# KdConv dev: random.Random(19).sample of the 9 indices of range(7, 30) no earlier sample covers, 4 of them (each domain).
+FRESH8_LABELS = REPO / "eval" / "data" / "block_labels_fresh8.csv"
+FRESH8: dict[str, tuple[int, ...]] = {
+    "redial": (26, 33, 43, 60, 66, 74, 75, 95),
+    "bridge": (2, 8, 17, 34, 44, 45, 58, 65),
+    "kdconv": (8, 12, 19, 26),
+}
+BRIDGE_SPLIT = {"fresh6": "train", "fresh7": "train", "fresh8": "train"}  # every other sample reads Bridge ``validation``
 SECTIONS = ("core_topics", "related_concepts", "avoid", "knowledge_gaps")
 
 
@@ -141,6 +151,7 @@ def _picks(sample: str) -> dict[str, set[int]]:
         "fresh5": FRESH5,
         "fresh6": FRESH6,
         "fresh7": FRESH7,
+        "fresh8": FRESH8,
     }
     if sample in seeded:
         return {ds: set(ix) for ds, ix in seeded[sample].items()}
@@ -304,6 +315,7 @@ def run(
         "fresh5": FRESH5_LABELS,
         "fresh6": FRESH6_LABELS,
         "fresh7": FRESH7_LABELS,
+        "fresh8": FRESH8_LABELS,
     }[sample]
     res = report(produce(sample=sample), read_labels(labels), verbose)
     res["seconds"] = round(time.perf_counter() - started, 1)
@@ -328,30 +340,12 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--dump", action="store_true", help="print items with their conversations for labelling")
     ap.add_argument("--fresh", action="store_true", help="the held-out chats (FRESH) and their own labels")
-    ap.add_argument("--fresh2", action="store_true", help="the second held-out sample (FRESH2) and its own labels")
-    ap.add_argument("--fresh3", action="store_true", help="the third held-out sample (FRESH3) and its own labels")
-    ap.add_argument("--fresh4", action="store_true", help="the fourth held-out sample (FRESH4) and its own labels")
-    ap.add_argument("--fresh5", action="store_true", help="the fifth held-out sample (FRESH5) and its own labels")
-    ap.add_argument("--fresh6", action="store_true", help="the sixth held-out sample (FRESH6) and its own labels")
-    ap.add_argument("--fresh7", action="store_true", help="the seventh held-out sample (FRESH7) and its own labels")
+    for n, ordinal in enumerate(("second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"), start=2):
+        ap.add_argument(
+            f"--fresh{n}", action="store_true", help=f"the {ordinal} held-out sample (FRESH{n}) and its own labels"
+        )
     a = ap.parse_args()
-    chosen = (
-        "fresh7"
-        if a.fresh7
-        else "fresh6"
-        if a.fresh6
-        else "fresh5"
-        if a.fresh5
-        else "fresh4"
-        if a.fresh4
-        else "fresh3"
-        if a.fresh3
-        else "fresh2"
-        if a.fresh2
-        else "fresh"
-        if a.fresh
-        else "main"
-    )
+    chosen = next((f"fresh{n}" for n in range(8, 1, -1) if getattr(a, f"fresh{n}")), "fresh" if a.fresh else "main")
     if a.dump:
         dump(produce(sample=chosen))
     else:
