@@ -45,7 +45,7 @@ MATCH (c:Concept {tenant: $tenant, key: row.key})
 CREATE (t)-[:MENTIONS {
   tenant: $tenant, user_id: row.user_id, key: row.key,
   start: row.start, end: row.end, surface: row.surface, extractor: row.extractor,
-  confidence: row.confidence, role: row.role, ts: row.ts, session_id: t.session_id
+  confidence: row.confidence, role: row.role, ts: row.ts, session_id: t.session_id, marks: row.marks
 }]->(c)
 RETURN count(*) AS mentions;
 
@@ -83,7 +83,7 @@ CREATE (i:Interest:Related {
   mentions: row.mentions, user_mentions: row.user_mentions, assistant_mentions: row.assistant_mentions,
   first_seen: row.first_seen, last_seen: row.last_seen, mention_ts: row.mention_ts,
   mention_roles: row.mention_roles, sessions: row.sessions, evidence: row.evidence,
-  stance: row.stance, stance_at: row.stance_at
+  context_marks: row.context_marks, stance: row.stance, stance_at: row.stance_at
 })
 CREATE (u)-[:HAS_INTEREST]->(i)
 CREATE (i)-[:ABOUT]->(c)

@@ -161,7 +161,8 @@ CALL () {
   CREATE (t)-[:MENTIONS {
     tenant: $tenant, user_id: $user_id, key: row.key,
     start: row.start, end: row.end, surface: row.surface, extractor: row.extractor,
-    confidence: row.confidence, role: row.role, ts: datetime(row.ts), session_id: t.session_id
+    confidence: row.confidence, role: row.role, ts: datetime(row.ts), session_id: t.session_id,
+    marks: row.marks
   }]->(c)
   RETURN count(*) AS mentions
 }
@@ -191,9 +192,13 @@ CALL () {
   CALL (c) {
     // A turn that names the concept several times counts once: mentions are per turn.
     OPTIONAL MATCH (t:Turn {tenant: $tenant, user_id: $user_id})-[m:MENTIONS {tenant: $tenant, user_id: $user_id, key: c.key}]->(c)
-    WITH t, min(m.ts) AS ts, head(collect(m.role)) AS role
+    // The marks around each Chinese name (graphmem/zh_name_likeness.py): one set per interest, below.
+    WITH t, min(m.ts) AS ts, head(collect(m.role)) AS role,
+         reduce(acc = [], ms IN collect(m.marks) | acc + coalesce(ms, [])) AS marks
     ORDER BY ts, t.id
     RETURN count(t) AS mentions,
+           reduce(acc = [], x IN reduce(flat = [], ms IN collect(marks) | flat + ms) |
+                  CASE WHEN x IN acc THEN acc ELSE acc + x END) AS context_marks,
            sum(CASE WHEN role = 'user' THEN 1 ELSE 0 END) AS user_mentions,
            sum(CASE WHEN role = 'assistant' THEN 1 ELSE 0 END) AS assistant_mentions,
            min(ts) AS first_seen, max(ts) AS last_seen,
@@ -211,7 +216,7 @@ CALL () {
       i.mentions = mentions, i.user_mentions = user_mentions,
       i.assistant_mentions = assistant_mentions, i.first_seen = first_seen, i.last_seen = last_seen,
       i.mention_ts = mention_ts, i.mention_roles = mention_roles, i.sessions = sessions,
-      i.evidence = turn_ids[-20..], i.stance = stance, i.stance_at = stance_at
+      i.evidence = turn_ids[-20..], i.context_marks = context_marks, i.stance = stance, i.stance_at = stance_at
   // The refreshed rows, shaped as user_interests returns them: the service updates its cached graph
   // with them instead of reloading every interest of the user after each ingest.
   RETURN collect({
@@ -231,6 +236,7 @@ CALL () {
     evidence: coalesce(i.evidence, []),
     mention_ts: coalesce(i.mention_ts, []),
     mention_roles: coalesce(i.mention_roles, []),
+    context_marks: coalesce(i.context_marks, []),
     weight: i.weight
   }) AS refreshed
 }

@@ -24,7 +24,8 @@ RETURN i.key AS key, CASE WHEN c.in_catalog OR i.own_name IS NULL THEN c.name EL
        coalesce(i.sessions, []) AS sessions, i.tier AS tier,
        i.compacted_at.epochSeconds * 1000000 + i.compacted_at.microsecond AS compacted_at_us,
        coalesce(i.evidence, []) AS evidence, coalesce(i.mention_ts, []) AS mention_ts,
-       coalesce(i.mention_roles, []) AS mention_roles, i.weight AS weight;
+       coalesce(i.mention_roles, []) AS mention_roles, i.weight AS weight,
+       coalesce(i.context_marks, []) AS context_marks;
 
 // name: edges_by_owner
 // Every relation of one owner in a tenant ('catalog', or a user's 'u:<id>'), by index seek per type.
@@ -337,7 +338,8 @@ CALL () {
                   i.stance, i.first_seen.epochSeconds * 1000000 + i.first_seen.microsecond,
                   i.last_seen.epochSeconds * 1000000 + i.last_seen.microsecond, coalesce(i.sessions, []), i.tier,
                   i.compacted_at.epochSeconds * 1000000 + i.compacted_at.microsecond, coalesce(i.evidence, []),
-                  coalesce(i.mention_ts, []), coalesce(i.mention_roles, []), i.weight]) AS rows
+                  coalesce(i.mention_ts, []), coalesce(i.mention_roles, []), i.weight,
+                  coalesce(i.context_marks, [])]) AS rows
 }
 CALL () {
   MATCH (m:Mastery {tenant: $tenant, user_id: $user_id})-[:OF]->(c:Concept)
@@ -372,4 +374,4 @@ CALL () {
 RETURN u.version AS version, coalesce(tn.catalog_version, 0) AS catalog_version, u IS NOT NULL AS exists,
        ['key', 'name', 'type', 'in_catalog', 'critical', 'user_mentions', 'assistant_mentions', 'stance',
         'first_seen_us', 'last_seen_us', 'sessions', 'tier', 'compacted_at_us', 'evidence', 'mention_ts',
-        'mention_roles', 'weight'] AS columns, rows, mastery, own_edges, turns, tokens, last_ms, user_languages;
+        'mention_roles', 'weight', 'context_marks'] AS columns, rows, mastery, own_edges, turns, tokens, last_ms, user_languages;

@@ -134,7 +134,8 @@ FRESH8: dict[str, tuple[int, ...]] = {
     "bridge": (2, 8, 17, 34, 44, 45, 58, 65),
     "kdconv": (8, 12, 19, 26),
 }
-BRIDGE_SPLIT = {"fresh6": "train", "fresh7": "train", "fresh8": "train"}  # every other sample reads Bridge ``validation``
+# Every other sample reads Bridge ``validation``.
+BRIDGE_SPLIT = {"fresh6": "train", "fresh7": "train", "fresh8": "train"}
 SECTIONS = ("core_topics", "related_concepts", "avoid", "knowledge_gaps")
 
 

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .models import ConceptMention, RelationMention, RelationType, StanceMention
+from .zh_name_likeness import mention_marks
 
 if TYPE_CHECKING:
     from .store import StoredTurn
@@ -40,8 +41,9 @@ class BulkRows:
     interests: list[dict[str, Any]]
 
 
-def mention_row(turn_id: str, m: ConceptMention, role: str, ts: Any) -> dict[str, Any]:
-    """One MENTIONS row as the ingest and bulk statements take it (ingest and the bulk loader share it)."""
+def mention_row(turn_id: str, m: ConceptMention, role: str, ts: Any, text: str) -> dict[str, Any]:
+    """One MENTIONS row as the ingest and bulk statements take it (ingest and the bulk loader share it); ``text`` is
+    the turn's, for the marks around a Chinese name (graphmem/zh_name_likeness.py)."""
     return {
         "turn_id": turn_id,
         "key": m.key,
@@ -52,6 +54,8 @@ def mention_row(turn_id: str, m: ConceptMention, role: str, ts: Any) -> dict[str
         "confidence": m.confidence,
         "role": role,
         "ts": ts,
+        # None (no property) for all but Chinese names, whose marks graphmem/zh_name_likeness.py reads.
+        "marks": list(mention_marks(text, m.start, m.end, m.surface, m.language)) or None,
     }
 
 
@@ -91,6 +95,7 @@ class _UserRows:
         # key -> turn -> (ts, role): a turn naming a concept several times counts once.
         self.mentioned: dict[str, dict[str, tuple[datetime, str]]] = defaultdict(dict)
         self.stance_of: dict[str, tuple[datetime, int, str]] = {}  # key -> newest (ts, seq, stance)
+        self.marks: dict[str, set[str]] = defaultdict(set)  # key -> its mentions' marks
         self.pairs: dict[tuple[RelationType, str, str], dict[str, Any]] = {}
         self.seq = 0
 
@@ -111,7 +116,9 @@ class _UserRows:
         for m in ex.concepts:
             self._concept(m.key, m.name, m.type, m.language)
             self.mentioned[m.key].setdefault(t.turn_id, (t.ts, t.role))
-            self.out.mentions.append({"user_id": self.bu.user_id, **mention_row(t.turn_id, m, t.role, t.ts)})
+            row = mention_row(t.turn_id, m, t.role, t.ts, t.text)
+            self.marks[m.key].update(row["marks"] or ())
+            self.out.mentions.append({"user_id": self.bu.user_id, **row})
         for s in ex.stances:
             self._concept(s.key, s.name, None, ex.language)
             self._stance(t, s)
@@ -189,6 +196,7 @@ class _UserRows:
             "mention_roles": [role for _, _, role in seen],
             "sessions": [self.bu.session_id] if seen else [],
             "evidence": [tid for _, tid, _ in seen][-20:],
+            "context_marks": sorted(self.marks.get(key, ())),
             "stance": stance[2] if stance else None,
             "stance_at": stance[0] if stance else None,
         }

@@ -41,6 +41,7 @@ from .store import (
     _interest_node,
 )
 from .subgraph import adjacency, kept_edges, missing_endpoints, seed_keys, walk
+from .zh_name_likeness import mention_marks
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # (relationship type as stored, source key, target key): one relation per owner and pair.
@@ -255,6 +256,7 @@ class InMemoryStore:
                             "role": x.role,
                             "ts": x.ts,
                             "session_id": session_id,
+                            "marks": mention_marks(x.text, m.start, m.end, m.surface, m.language),
                         }
                     )
                 for s in ex.stances:
@@ -318,6 +320,7 @@ class InMemoryStore:
             "mention_roles": [r["role"] for r in turns],
             "sessions": list(dict.fromkeys(u.turns[r["turn_id"]]["session_id"] for r in turns)),
             "evidence": [r["turn_id"] for r in turns][-20:],
+            "context_marks": list(dict.fromkeys(x for m in u.mentions if m["key"] == key for x in m.get("marks", ()))),
             "stance": stances[-1]["stance"] if stances else None,
         }
         return self._interest_row(t, i)
@@ -347,6 +350,7 @@ class InMemoryStore:
             "evidence": list(row.get("evidence", [])),
             "mention_ts": list(row.get("mention_ts", [])),
             "mention_roles": list(row.get("mention_roles", [])),
+            "context_marks": list(row.get("context_marks", [])),
             "weight": i.weight,
         }
 

@@ -393,6 +393,9 @@ class ConceptNode:
     # Seconds-since-epoch timestamps of each user/assistant mention, for recency decay.
     mention_times: tuple[float, ...] = ()
     mention_roles: tuple[str, ...] = ()
+    # What stood on either side of each Chinese mention (graphmem/zh_name_likeness.context_marks), as a set:
+    # a name between punctuation or in 《》 against a piece cut out of a longer word.
+    context_marks: frozenset[str] = frozenset()
     # Final weight as last written to the store (None: never ranked), to write back only changes.
     weight: float | None = None
     # Learner model (graphmem/learner.py): BKT mastery from graded attempts (None: never attempted),

@@ -114,13 +114,18 @@ class SpecificityConfig:
 
 
 def language_reason(
-    key: str, mentions: int, config: SpecificityConfig, categories: frozenset[str] = frozenset()
+    key: str,
+    mentions: int,
+    config: SpecificityConfig,
+    categories: frozenset[str] = frozenset(),
+    marks: frozenset[str] = frozenset(),
 ) -> str | None:
-    """Common in the language and not a recurring topic, or the tenant's own kind of thing."""
+    """Common in the language and not a recurring topic, or the tenant's own kind of thing. ``marks``: what stood
+    around the key's Chinese mentions (graphmem/zh_name_likeness.py; ConceptNode.context_marks)."""
     if not key:
         return "fragment"
     if not key.isascii():
-        return zh_language_reason(key, mentions, config)
+        return zh_language_reason(key, mentions, config, marks)
     parts = key.split()
     if len(parts) == 1:
         if is_category(key, categories):
@@ -142,11 +147,14 @@ def language_reason(
     return None
 
 
-def zh_language_reason(key: str, mentions: int, config: SpecificityConfig) -> str | None:
+def zh_language_reason(
+    key: str, mentions: int, config: SpecificityConfig, marks: frozenset[str] = frozenset()
+) -> str | None:
     """Chinese: a piece of a sentence (一为校园, TOP排行榜: graphmem/zh_cuts.py), a very common word (过程, 喜欢), a description rather than a name (a nationality, 美国小说家,
     同名小说, an award category, an address, a role fused onto a name, a language: graphmem/zh_descriptors.py),
-    an everyday dictionary noun said in passing, or an item whose make-up is a phrase's rather than a name's
-    (graphmem/zh_name_likeness.py: 极具人气, 成本高达; measured in eval/results/NOTES.md).
+    an everyday dictionary noun said in passing, or an item whose make-up and place in the text (``marks``) are a
+    phrase's rather than a name's (graphmem/zh_name_likeness.py: 极具人气, 成本高达, 清宫 glued to 乾; measured in
+    eval/results/NOTES.md).
 
     A key jieba's dictionary tags as a common noun (n) with wordfreq Zipf >= ``common_noun_zipf_zh``
     (作曲家, 食堂, 配音, 乐坛, 导演奖) names a kind of thing, not this user's topic, unless the
@@ -171,18 +179,20 @@ def zh_language_reason(key: str, mentions: int, config: SpecificityConfig) -> st
         return described
     if z >= config.common_noun_zipf_zh and zh_dictionary_tag(key) == "n" and not zh_place_like(key):
         return "common_noun_zh"
-    if name_likeness.probability(key) < name_likeness.model().threshold:
-        return "unlike_a_name"  # its make-up is a recited detail's or a phrase's (graphmem/zh_name_likeness.py)
+    if name_likeness.probability(key, marks) < name_likeness.threshold(marks):
+        return "unlike_a_name"  # a recited detail's or a phrase's look (graphmem/zh_name_likeness.py)
     return None
 
 
-def zh_assistant_only_unlike_a_name(key: str, mentions: int, config: SpecificityConfig) -> bool:
+def zh_assistant_only_unlike_a_name(
+    key: str, mentions: int, config: SpecificityConfig, marks: frozenset[str] = frozenset()
+) -> bool:
     """A Chinese item only the assistant said must look more like a name than one the user said: the user never
     took it up, and such items are most often a detail the assistant recited (a birthplace, an address, the body
     that gives a prize). The stricter threshold is the model file's ``threshold_assistant_only``."""
     if key.isascii() or mentions >= config.repeat_mentions or not any("\u4e00" <= ch <= "\u9fff" for ch in key):
         return False
-    return name_likeness.probability(key) < name_likeness.model().threshold_assistant_only
+    return name_likeness.probability(key, marks) < name_likeness.threshold_assistant_only(marks)
 
 
 def zh_dictionary_tag(key: str) -> str | None:
@@ -227,7 +237,7 @@ def node_reason(node: ConceptNode, config: SpecificityConfig, categories: frozen
         fragment_reason(node.name)
         or meta_reason(key)
         or chat_reply_reason(key)
-        or language_reason(key, node.user_mentions + node.assistant_mentions, config, categories)
+        or language_reason(key, node.user_mentions + node.assistant_mentions, config, categories, node.context_marks)
     )
     if reason in SHARED_TOPIC_OK and node.user_mentions and node.assistant_mentions:
         return None  # both sides name it (鸟巢, 水立方, the film 海洋 in a chat about it): a topic they share
@@ -236,7 +246,7 @@ def node_reason(node: ConceptNode, config: SpecificityConfig, categories: frozen
     if (
         reason is None
         and node.user_mentions == 0
-        and zh_assistant_only_unlike_a_name(key, node.assistant_mentions, config)
+        and zh_assistant_only_unlike_a_name(key, node.assistant_mentions, config, node.context_marks)
     ):
         return "unlike_a_name_of_assistant"
     # Chinese: the everyday nouns of a lesson are dictionary nouns (common_noun_zh, judged above), so a word

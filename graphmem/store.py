@@ -282,6 +282,7 @@ def _interest_node(r: dict[str, Any]) -> ConceptNode:
             "evidence": tuple(r["evidence"]),
             "mention_times": tuple(float(x) for x in r["mention_ts"]),
             "mention_roles": tuple(r["mention_roles"]),
+            "context_marks": frozenset(r["context_marks"]),
             "weight": float(r["weight"]) if r["weight"] is not None else None,
         }
     )
@@ -713,7 +714,7 @@ class Neo4jStore:
             ts = t.ts.isoformat()
             ex = t.extraction
             for m in ex.concepts:
-                mentions.append(mention_row(t.turn_id, m, t.role, ts))
+                mentions.append(mention_row(t.turn_id, m, t.role, ts, t.text))
             for s in ex.stances:
                 seq += 1
                 stances.append(
