@@ -20,6 +20,7 @@ LISTS = (
     "enumeration_heads_en.txt",
     "relational_heads_en.txt",
     "greetings_en.txt",
+    "zh_boundary_chars.txt",
 )
 
 
@@ -83,3 +84,14 @@ def test_chinese_rules_read_the_data_file() -> None:
 
     assert ROLE_ZH == frozenset(yaml_data("zh_names.yaml")["role_words"]) and "主演" in ROLE_ZH
     assert "王" in tokens.SURNAMES and "美术馆" in tokens.PLACE_ENDINGS and "溶洞" in tokens.PLACE_ENDINGS
+
+
+def test_chinese_boundary_characters_are_single_characters_read_by_the_marks() -> None:
+    from graphmem.zh_name_likeness import context_marks
+
+    chars = entries("zh_boundary_chars.txt")
+    assert all(len(c) == 1 for c in chars)
+    assert {"的", "，", "《", "》"} <= set(chars)
+    # A listed character is a mark of its own; another Han character is "H".
+    assert context_marks("看了的电影", 3, 5) == ("lc=的", "rc=$")
+    assert context_marks("乾清宫", 1, 3) == ("lc=H", "rc=$")
