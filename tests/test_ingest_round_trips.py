@@ -393,3 +393,23 @@ def test_an_ingest_returning_its_block_asks_no_version_and_ranks_before_the_writ
     finally:
         if mem.core.background is not None:
             mem.core.background.close(mem.settings.rerank_drain_s)
+
+
+def test_an_interest_keeps_the_marks_of_its_chinese_mentions(any_store, settings, tenant) -> None:
+    """Each Chinese mention stores the characters on its two sides (MENTIONS.marks) and the interest their set
+    (graphmem/zh_name_likeness.py reads it); an English mention stores none. Hand-derived: 《三体》 gives 《 and 》,
+    a turn opening with 三体 and going on with 的 gives ^ and 的."""
+    mem = GraphMemory(settings, store=any_store)  # not closed: the store is the session's
+    mem.ingest(
+        tenant,
+        "marks",
+        "s1",
+        [
+            TurnIn(turn_id="t1", role="user", text="我最近在看《三体》，太好看了"),
+            TurnIn(turn_id="t2", role="assistant", text="三体的作者是刘慈欣。"),
+            TurnIn(turn_id="t3", role="user", text="I also like Python"),
+        ],
+    )
+    concepts = any_store.load_user_graph(UserRef(tenant, "marks")).concepts
+    assert concepts["三体"].context_marks == {"lc=《", "rc=》", "lc=^", "rc=的"}
+    assert concepts["python"].context_marks == frozenset()
