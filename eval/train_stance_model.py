@@ -148,6 +148,14 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "corpus42": ("measured/corpus42_en_check.jsonl",),
     "corpus43": ("measured/corpus43_en_check.jsonl",),
     "corpus44": ("measured/corpus44_en_check.jsonl",),
+    # Five more (2026-12-05, session 31): a seeker's replies to what a recommender just suggested, formal and polite
+    # messages, code-switching (Chinese words and pinyin inside English), young learners, sarcasm and irony; first
+    # look in eval/results/natural_stance_corpus45_49_first_look.json.
+    "corpus45": ("measured/corpus45_en_check.jsonl",),
+    "corpus46": ("measured/corpus46_en_check.jsonl",),
+    "corpus47": ("measured/corpus47_en_check.jsonl",),
+    "corpus48": ("measured/corpus48_en_check.jsonl",),
+    "corpus49": ("measured/corpus49_en_check.jsonl",),
 }
 # The writers the shipped model is fitted on ("real": the real turns). Every writer of WRITERS is
 # measured leave-one-writer-out whether trained on or not: a writer left out of training is predicted
@@ -228,6 +236,11 @@ RULES_UNSEEN = (
     "measured/corpus42_en_check.jsonl",
     "measured/corpus43_en_check.jsonl",
     "measured/corpus44_en_check.jsonl",
+    "measured/corpus45_en_check.jsonl",
+    "measured/corpus46_en_check.jsonl",
+    "measured/corpus47_en_check.jsonl",
+    "measured/corpus48_en_check.jsonl",
+    "measured/corpus49_en_check.jsonl",
 )
 REAL_FILE = "real:tune"
 REAL_FOLDS = 5

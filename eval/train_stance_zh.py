@@ -108,6 +108,14 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "corpus42": ("measured/corpus42_zh_check.jsonl",),
     "corpus43": ("measured/corpus43_zh_check.jsonl",),
     "corpus44": ("measured/corpus44_zh_check.jsonl",),
+    # Five more (2026-12-05, session 31): a seeker's replies to what a recommender just suggested, formal and polite
+    # messages, code-switching, young learners, sarcasm and irony; first look in
+    # eval/results/natural_stance_corpus45_49_first_look.json.
+    "corpus45": ("measured/corpus45_zh_check.jsonl",),
+    "corpus46": ("measured/corpus46_zh_check.jsonl",),
+    "corpus47": ("measured/corpus47_zh_check.jsonl",),
+    "corpus48": ("measured/corpus48_zh_check.jsonl",),
+    "corpus49": ("measured/corpus49_zh_check.jsonl",),
 }
 KDCONV = "kdconv-tune"  # the real turns' writer group (many KdConv users)
 C_GRID = (1.0, 3.0, 10.0)  # with 0.3-3.0 every choice (shipped and nested) was 3.0, the top: the grid moved up
