@@ -12,10 +12,11 @@ Chinese block are details a speaker recited (东四环路红领巾桥, 4D影院,
   side. Each stored mention keeps the marks of its two sides and an interest the set of its mentions' marks.
 
 This module holds two logistic regressions, fitted by ``eval/train_zh_name_likeness.py`` on the hand-labelled KdConv
-block items of ``eval/data/block_labels*.csv`` (never the held-out fresh8 sample): one over make-up and marks, and one
-over make-up alone for an item without marks (stored before marks were kept, or named only through a reference).
-Out of fold the marks lift the AUC from 0.82 to 0.91 (eval/results/NOTES.md). The weights are data
-(``graphmem/data/zh_name_likeness.json``), read without scikit-learn.
+block items of ``eval/data/block_labels*.csv`` (never the held-out fresh8 sample) and, as names to keep, the Chinese
+topics of the written stance sets (a model of KdConv alone read a learner's 线性代数 and 特征值 as recited details):
+one over make-up and marks, and one over make-up alone for an item without marks (stored before marks were kept, or
+named only through a reference). Out of fold on the KdConv items the marks lift the AUC from 0.78 to 0.87
+(eval/results/NOTES.md). The weights are data (``graphmem/data/zh_name_likeness.json``), read without scikit-learn.
 
 ``probability(key, marks)`` is the model's probability that the item is about the user (a name of their topic);
 graphmem/specificity.py keeps an item out of a block below ``threshold(marks)`` unless the conversation keeps coming
