@@ -70,6 +70,7 @@ __all__ = [
     "zh_assistant_only_unlike_a_name",
     "zh_language_reason",
     "own_word_reason",
+    "written_as_title",
 ]
 
 
@@ -220,6 +221,18 @@ def chat_reply_reason(key: str) -> str | None:
     return "chat_reply" if all(p in reply for p in parts) else None
 
 
+def written_as_title(name: str) -> bool:
+    """An English phrase in title case: two or more capitalised words, every other word one a title leaves in
+    lower case (graphmem/data/title_small_words_en.txt). "Everything Everywhere All at Once", "Among Us", "Kid A";
+    not "German cases", "summer course", "Happy birthday"."""
+    parts = name.split()
+    if len(parts) < 2 or not name.isascii() or not parts[0][:1].isupper():
+        return False
+    small = words("title_small_words_en.txt")
+    capitalised = [p for p in parts if p[:1].isupper()]
+    return len(capitalised) >= 2 and all(p[:1].isupper() or p in small for p in parts)
+
+
 @cache
 def _chat_reply_words() -> frozenset[str]:
     # Built once: chat_reply_reason runs for every candidate of every block.
@@ -241,6 +254,8 @@ def node_reason(node: ConceptNode, config: SpecificityConfig, categories: frozen
     )
     if reason in SHARED_TOPIC_OK and node.user_mentions and node.assistant_mentions:
         return None  # both sides name it (鸟巢, 水立方, the film 海洋 in a chat about it): a topic they share
+    if reason == "common_phrase" and written_as_title(node.name):
+        return None  # common words written as a title are a name: "The Last of Us", "Ready Player One"
     if reason == "common_word" and node.user_mentions == 0 and key.isascii():
         return "common_word_of_assistant"
     if (

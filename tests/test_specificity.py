@@ -18,6 +18,7 @@ from graphmem.specificity import (
     language_reason,
     node_reason,
     own_word_reason,
+    written_as_title,
 )
 
 CFG = SpecificityConfig()
@@ -275,3 +276,22 @@ def test_a_generic_word_spelled_open_is_generic(key: str) -> None:
 
 def test_two_specific_words_that_also_join_are_kept() -> None:
     assert language_reason("black hole", 1, CFG) is None  # "blackhole" is not a generic word
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["The Last of Us", "Ready Player One", "Everything Everywhere All at Once", "Among Us", "Kid A", "Past Lives"],
+)
+def test_common_words_written_as_a_title_are_a_name(name: str) -> None:
+    # Hand-picked titles (a game, novels and films) made of common words: a phrase of common words in lower case
+    # is generic, the same words in title case name one thing.
+    assert written_as_title(name)
+    node = ConceptNode(key=name.lower(), name=name, user_mentions=1)
+    assert node_reason(node, CFG) is None
+
+
+@pytest.mark.parametrize("name", ["summer course", "white board", "German cases", "Happy birthday"])
+def test_a_phrase_that_is_not_in_title_case_is_judged_as_before(name: str) -> None:
+    assert not written_as_title(name)
+    if name.islower():
+        assert node_reason(ConceptNode(key=name, name=name, user_mentions=1), CFG) == "common_phrase"

@@ -21,6 +21,7 @@ LISTS = (
     "relational_heads_en.txt",
     "greetings_en.txt",
     "zh_boundary_chars.txt",
+    "title_small_words_en.txt",
 )
 
 
