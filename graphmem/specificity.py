@@ -223,10 +223,10 @@ def chat_reply_reason(key: str) -> str | None:
 
 def written_as_title(name: str) -> bool:
     """An English phrase in title case: two or more capitalised words, every other word one a title leaves in
-    lower case (graphmem/data/title_small_words_en.txt). "Everything Everywhere All at Once", "Among Us", "Kid A";
-    not "German cases", "summer course", "Happy birthday"."""
+    lower case (graphmem/data/title_small_words_en.txt). "Everything Everywhere All at Once", "Among Us"; not
+    "German cases", "summer course", "Happy birthday", nor a name cut after an initial ("Jennifer A")."""
     parts = name.split()
-    if len(parts) < 2 or not name.isascii() or not parts[0][:1].isupper():
+    if len(parts) < 2 or not name.isascii() or not parts[0][:1].isupper() or len(parts[-1]) < 2:
         return False
     small = words("title_small_words_en.txt")
     capitalised = [p for p in parts if p[:1].isupper()]
