@@ -93,7 +93,7 @@ def written_topics() -> list[tuple[str, str, frozenset[str]]]:
     each is a name the filter must keep, whatever stance the sentence takes. The marks are those of the concept's
     first occurrence in its text."""
     out: list[tuple[str, str, frozenset[str]]] = []
-    for path in WRITTEN_FILES():
+    for path in written_files():
         for line in path.read_text(encoding="utf-8").splitlines():
             if not line.strip():
                 continue
@@ -108,7 +108,8 @@ def written_topics() -> list[tuple[str, str, frozenset[str]]]:
     return out
 
 
-def WRITTEN_FILES() -> list[Path]:
+def written_files() -> list[Path]:
+    """The Chinese stance sets whose concepts are written topics: the writers' check files and two dev sets."""
     devsets = REPO / "eval" / "devsets"
     return sorted(devsets.glob("measured/*_zh_check.jsonl")) + [
         devsets / "stances_corpus2_zh.jsonl",
