@@ -134,8 +134,22 @@ FRESH8: dict[str, tuple[int, ...]] = {
     "bridge": (2, 8, 17, 34, 44, 45, 58, 65),
     "kdconv": (8, 12, 19, 26),
 }
+# A ninth held-out sample (``--fresh9``, helper "blocks13", 2026-12-05 session 32, labelled on 22e9a03 before any rule
+# or model of that session): ReDial valid: random.Random(20).sample of range(20, 100) without FRESH4-FRESH8's, 8 of them;
+# Bridge: the ``train`` tenant of FRESH6, random.Random(20).sample of range(71) without FRESH6-FRESH8's, 8 of them;
+# KdConv: range(7, 30) of dev is nearly used up, so its tenant is built from the *next* 30 dev conversations of each
+# domain (indices 30-59, a tenant of the same size) and random.Random(20).sample(range(30, 60), 4) of each domain are
+# sampled. No model reads dev conversations 30-59 (the name-likeness trainer reads the labelled ones only).
+FRESH9_LABELS = REPO / "eval" / "data" / "block_labels_fresh9.csv"
+FRESH9: dict[str, tuple[int, ...]] = {
+    "redial": (25, 34, 41, 47, 57, 64, 72, 92),
+    "bridge": (9, 15, 26, 31, 57, 62, 67, 70),
+    "kdconv": (51, 53, 55, 58),
+}
 # Every other sample reads Bridge ``validation``.
-BRIDGE_SPLIT = {"fresh6": "train", "fresh7": "train", "fresh8": "train"}
+BRIDGE_SPLIT = {"fresh6": "train", "fresh7": "train", "fresh8": "train", "fresh9": "train"}
+# The KdConv dev conversations (per domain) a sample's tenant is built from; every other sample: the first 30.
+KDCONV_SPAN = {"fresh9": (30, 60)}
 SECTIONS = ("core_topics", "related_concepts", "avoid", "knowledge_gaps")
 
 
@@ -153,6 +167,7 @@ def _picks(sample: str) -> dict[str, set[int]]:
         "fresh6": FRESH6,
         "fresh7": FRESH7,
         "fresh8": FRESH8,
+        "fresh9": FRESH9,
     }
     if sample in seeded:
         return {ds: set(ix) for ds, ix in seeded[sample].items()}
@@ -229,8 +244,9 @@ def produce(fresh: bool = False, sample: str | None = None) -> list[dict[str, An
         with eval_tenant(mem, "labelkdconv") as tenant:
             sampled = []
             for domain in ("film", "music", "travel"):
-                items = json.loads((data / "kdconv" / domain / "dev.json").read_text(encoding="utf-8"))[:30]
-                for n, item in enumerate(items):
+                first, end = KDCONV_SPAN.get(sample, (0, 30))
+                items = json.loads((data / "kdconv" / domain / "dev.json").read_text(encoding="utf-8"))[first:end]
+                for n, item in enumerate(items, start=first):
                     texts = [m["message"] for m in item["messages"]]
                     user = f"{domain}-{n}"
                     mem.ingest(
@@ -317,6 +333,7 @@ def run(
         "fresh6": FRESH6_LABELS,
         "fresh7": FRESH7_LABELS,
         "fresh8": FRESH8_LABELS,
+        "fresh9": FRESH9_LABELS,
     }[sample]
     res = report(produce(sample=sample), read_labels(labels), verbose)
     res["seconds"] = round(time.perf_counter() - started, 1)
@@ -341,12 +358,12 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--dump", action="store_true", help="print items with their conversations for labelling")
     ap.add_argument("--fresh", action="store_true", help="the held-out chats (FRESH) and their own labels")
-    for n, ordinal in enumerate(("second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"), start=2):
+    for n, ordinal in enumerate(("second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"), start=2):
         ap.add_argument(
             f"--fresh{n}", action="store_true", help=f"the {ordinal} held-out sample (FRESH{n}) and its own labels"
         )
     a = ap.parse_args()
-    chosen = next((f"fresh{n}" for n in range(8, 1, -1) if getattr(a, f"fresh{n}")), "fresh" if a.fresh else "main")
+    chosen = next((f"fresh{n}" for n in range(9, 1, -1) if getattr(a, f"fresh{n}")), "fresh" if a.fresh else "main")
     if a.dump:
         dump(produce(sample=chosen))
     else:
