@@ -148,8 +148,17 @@ FRESH9: dict[str, tuple[int, ...]] = {
 }
 # Every other sample reads Bridge ``validation``.
 BRIDGE_SPLIT = {"fresh6": "train", "fresh7": "train", "fresh8": "train", "fresh9": "train"}
+# A training sample for the Chinese name-likeness model (``--kdconv30``, labelled in session 32 by helpers who saw
+# only its dump, after fresh9 was labelled): the other 26 conversations of each domain of FRESH9's KdConv tenant.
+# It is not a held-out sample; eval/train_zh_name_likeness.py fits on it.
+KDCONV30_LABELS = REPO / "eval" / "data" / "block_labels_kdconv30.csv"
+KDCONV30: dict[str, tuple[int, ...]] = {
+    "redial": (),
+    "bridge": (),
+    "kdconv": tuple(i for i in range(30, 60) if i not in FRESH9["kdconv"]),
+}
 # The KdConv dev conversations (per domain) a sample's tenant is built from; every other sample: the first 30.
-KDCONV_SPAN = {"fresh9": (30, 60)}
+KDCONV_SPAN = {"fresh9": (30, 60), "kdconv30": (30, 60)}
 SECTIONS = ("core_topics", "related_concepts", "avoid", "knowledge_gaps")
 
 
@@ -168,6 +177,7 @@ def _picks(sample: str) -> dict[str, set[int]]:
         "fresh7": FRESH7,
         "fresh8": FRESH8,
         "fresh9": FRESH9,
+        "kdconv30": KDCONV30,
     }
     if sample in seeded:
         return {ds: set(ix) for ds, ix in seeded[sample].items()}
@@ -215,7 +225,7 @@ def produce(fresh: bool = False, sample: str | None = None) -> list[dict[str, An
                         }
                         for s, n in _items(ctx)
                     ]
-        bridge = load_bridge(data, bridge_split)[:71]
+        bridge = load_bridge(data, bridge_split)[:71] if picks["bridge"] else []
         with eval_tenant(mem, "labelbridge") as tenant:
             for i, chat in enumerate(bridge):
                 conv = chat["c_h"] + chat["c_r"]
@@ -334,6 +344,7 @@ def run(
         "fresh7": FRESH7_LABELS,
         "fresh8": FRESH8_LABELS,
         "fresh9": FRESH9_LABELS,
+        "kdconv30": KDCONV30_LABELS,
     }[sample]
     res = report(produce(sample=sample), read_labels(labels), verbose)
     res["seconds"] = round(time.perf_counter() - started, 1)
@@ -362,8 +373,10 @@ if __name__ == "__main__":
         ap.add_argument(
             f"--fresh{n}", action="store_true", help=f"the {ordinal} held-out sample (FRESH{n}) and its own labels"
         )
+    ap.add_argument("--kdconv30", action="store_true", help="the name-likeness model's second KdConv training sample")
     a = ap.parse_args()
     chosen = next((f"fresh{n}" for n in range(9, 1, -1) if getattr(a, f"fresh{n}")), "fresh" if a.fresh else "main")
+    chosen = "kdconv30" if a.kdconv30 else chosen
     if a.dump:
         dump(produce(sample=chosen))
     else:
