@@ -147,7 +147,7 @@ FRESH9: dict[str, tuple[int, ...]] = {
     "kdconv": (51, 53, 55, 58),
 }
 # Every other sample reads Bridge ``validation``.
-BRIDGE_SPLIT = {"fresh6": "train", "fresh7": "train", "fresh8": "train", "fresh9": "train"}
+BRIDGE_SPLIT = {"fresh6": "train", "fresh7": "train", "fresh8": "train", "fresh9": "train", "bridge71": "train"}
 # A training sample for the Chinese name-likeness model (``--kdconv30``, labelled in session 32 by helpers who saw
 # only its dump, after fresh9 was labelled): the other 26 conversations of each domain of FRESH9's KdConv tenant.
 # It is not a held-out sample; eval/train_zh_name_likeness.py fits on it.
@@ -157,6 +157,12 @@ KDCONV30: dict[str, tuple[int, ...]] = {
     "bridge": (),
     "kdconv": tuple(i for i in range(30, 60) if i not in FRESH9["kdconv"]),
 }
+# A training sample for the English lesson-item model (``--bridge71``, labelled in session 32 by helpers who saw only
+# its dump): every chat of a second Bridge ``train`` tenant, chats 71-141 (the size of the others). Not held out.
+BRIDGE71_LABELS = REPO / "eval" / "data" / "block_labels_bridge71.csv"
+BRIDGE71: dict[str, tuple[int, ...]] = {"redial": (), "bridge": tuple(range(71, 142)), "kdconv": ()}
+# The Bridge chats a sample's tenant is built from; every other sample: the first 71 of its split.
+BRIDGE_SPAN = {"bridge71": (71, 142)}
 # The KdConv dev conversations (per domain) a sample's tenant is built from; every other sample: the first 30.
 KDCONV_SPAN = {"fresh9": (30, 60), "kdconv30": (30, 60)}
 SECTIONS = ("core_topics", "related_concepts", "avoid", "knowledge_gaps")
@@ -178,6 +184,7 @@ def _picks(sample: str) -> dict[str, set[int]]:
         "fresh8": FRESH8,
         "fresh9": FRESH9,
         "kdconv30": KDCONV30,
+        "bridge71": BRIDGE71,
     }
     if sample in seeded:
         return {ds: set(ix) for ds, ix in seeded[sample].items()}
@@ -225,9 +232,10 @@ def produce(fresh: bool = False, sample: str | None = None) -> list[dict[str, An
                         }
                         for s, n in _items(ctx)
                     ]
-        bridge = load_bridge(data, bridge_split)[:71] if picks["bridge"] else []
+        b_first, b_end = BRIDGE_SPAN.get(sample, (0, 71))
+        bridge = load_bridge(data, bridge_split)[b_first:b_end] if picks["bridge"] else []
         with eval_tenant(mem, "labelbridge") as tenant:
-            for i, chat in enumerate(bridge):
+            for i, chat in enumerate(bridge, start=b_first):
                 conv = chat["c_h"] + chat["c_r"]
                 mem.ingest(
                     tenant,
@@ -238,7 +246,7 @@ def produce(fresh: bool = False, sample: str | None = None) -> list[dict[str, An
                         for j, (who, text) in enumerate(conv)
                     ],
                 )
-            for i, chat in [(i, c) for i, c in enumerate(bridge) if i in picks["bridge"]]:
+            for i, chat in [(i, c) for i, c in enumerate(bridge, start=b_first) if i in picks["bridge"]]:
                 ctx = mem.context(tenant, f"chat-{i:04d}", scope="learning")
                 conv = [("user" if w == "student" else "assistant", t) for w, t in chat["c_h"] + chat["c_r"]]
                 out += [
@@ -345,6 +353,7 @@ def run(
         "fresh8": FRESH8_LABELS,
         "fresh9": FRESH9_LABELS,
         "kdconv30": KDCONV30_LABELS,
+        "bridge71": BRIDGE71_LABELS,
     }[sample]
     res = report(produce(sample=sample), read_labels(labels), verbose)
     res["seconds"] = round(time.perf_counter() - started, 1)
@@ -374,9 +383,10 @@ if __name__ == "__main__":
             f"--fresh{n}", action="store_true", help=f"the {ordinal} held-out sample (FRESH{n}) and its own labels"
         )
     ap.add_argument("--kdconv30", action="store_true", help="the name-likeness model's second KdConv training sample")
+    ap.add_argument("--bridge71", action="store_true", help="the lesson-item model's second Bridge training sample")
     a = ap.parse_args()
     chosen = next((f"fresh{n}" for n in range(9, 1, -1) if getattr(a, f"fresh{n}")), "fresh" if a.fresh else "main")
-    chosen = "kdconv30" if a.kdconv30 else chosen
+    chosen = "kdconv30" if a.kdconv30 else "bridge71" if a.bridge71 else chosen
     if a.dump:
         dump(produce(sample=chosen))
     else:
