@@ -163,8 +163,12 @@ BRIDGE71_LABELS = REPO / "eval" / "data" / "block_labels_bridge71.csv"
 BRIDGE71: dict[str, tuple[int, ...]] = {"redial": (), "bridge": tuple(range(71, 142)), "kdconv": ()}
 # The Bridge chats a sample's tenant is built from; every other sample: the first 71 of its split.
 BRIDGE_SPAN = {"bridge71": (71, 142)}
+# A third KdConv tenant, dev conversations 60-89 of each domain, every block labelled in session 32 (``--kdconv60``),
+# likewise a training sample of the name-likeness model.
+KDCONV60_LABELS = REPO / "eval" / "data" / "block_labels_kdconv60.csv"
+KDCONV60: dict[str, tuple[int, ...]] = {"redial": (), "bridge": (), "kdconv": tuple(range(60, 90))}
 # The KdConv dev conversations (per domain) a sample's tenant is built from; every other sample: the first 30.
-KDCONV_SPAN = {"fresh9": (30, 60), "kdconv30": (30, 60)}
+KDCONV_SPAN = {"fresh9": (30, 60), "kdconv30": (30, 60), "kdconv60": (60, 90)}
 SECTIONS = ("core_topics", "related_concepts", "avoid", "knowledge_gaps")
 
 
@@ -185,6 +189,7 @@ def _picks(sample: str) -> dict[str, set[int]]:
         "fresh9": FRESH9,
         "kdconv30": KDCONV30,
         "bridge71": BRIDGE71,
+        "kdconv60": KDCONV60,
     }
     if sample in seeded:
         return {ds: set(ix) for ds, ix in seeded[sample].items()}
@@ -354,6 +359,7 @@ def run(
         "fresh9": FRESH9_LABELS,
         "kdconv30": KDCONV30_LABELS,
         "bridge71": BRIDGE71_LABELS,
+        "kdconv60": KDCONV60_LABELS,
     }[sample]
     res = report(produce(sample=sample), read_labels(labels), verbose)
     res["seconds"] = round(time.perf_counter() - started, 1)
@@ -383,10 +389,11 @@ if __name__ == "__main__":
             f"--fresh{n}", action="store_true", help=f"the {ordinal} held-out sample (FRESH{n}) and its own labels"
         )
     ap.add_argument("--kdconv30", action="store_true", help="the name-likeness model's second KdConv training sample")
+    ap.add_argument("--kdconv60", action="store_true", help="the name-likeness model's third KdConv training sample")
     ap.add_argument("--bridge71", action="store_true", help="the lesson-item model's second Bridge training sample")
     a = ap.parse_args()
     chosen = next((f"fresh{n}" for n in range(9, 1, -1) if getattr(a, f"fresh{n}")), "fresh" if a.fresh else "main")
-    chosen = "kdconv30" if a.kdconv30 else "bridge71" if a.bridge71 else chosen
+    chosen = next((n for n in ("kdconv30", "kdconv60", "bridge71") if getattr(a, n)), chosen)
     if a.dump:
         dump(produce(sample=chosen))
     else:

@@ -2,7 +2,7 @@
 
     python -m eval.train_zh_name_likeness [--check]
 
-Items: every KdConv row of eval/data/block_labels.csv, block_labels_fresh{,2,3,4,5,6,7,8}.csv and block_labels_kdconv30.csv
+Items: every KdConv row of eval/data/block_labels.csv, block_labels_fresh{,2,3,4,5,6,7,8}.csv and block_labels_kdconv{30,60}.csv
 (references only: the item as shown and its label, 1 = about the user); never block_labels_fresh9.csv, the held-out
 sample (fresh8 was session 31's, scored before it joined). The features
 are the item's own make-up and the marks of its mentions (zh_name_likeness.features): the marks come from running the
@@ -43,6 +43,7 @@ LABEL_FILES = (
     bs.FRESH7_LABELS,
     bs.FRESH8_LABELS,
     bs.KDCONV30_LABELS,
+    bs.KDCONV60_LABELS,
 )
 C = 3.0  # the best of 0.3 / 1 / 3 out of fold on the KdConv items alone (2026-12-05)
 FOLDS = 5

@@ -15,7 +15,7 @@ This module holds two logistic regressions, fitted by ``eval/train_zh_name_liken
 block items of ``eval/data/block_labels*.csv`` (never the held-out fresh9 sample) and, as names to keep, the Chinese
 topics of the written stance sets (a model of KdConv alone read a learner's 线性代数 and 特征值 as recited details):
 one over make-up and marks, and one over make-up alone for an item without marks (stored before marks were kept, or
-named only through a reference). Out of fold on the KdConv items the marks lift the AUC from 0.82 to 0.90
+named only through a reference). Out of fold on the KdConv items the marks lift the AUC from 0.83 to 0.90
 (eval/results/NOTES.md). The weights are data (``graphmem/data/zh_name_likeness.json``), read without scikit-learn.
 
 ``probability(key, marks)`` is the model's probability that the item is about the user (a name of their topic);
