@@ -156,6 +156,22 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "corpus47": ("measured/corpus47_en_check.jsonl",),
     "corpus48": ("measured/corpus48_en_check.jsonl",),
     "corpus49": ("measured/corpus49_en_check.jsonl",),
+    # Five more (2026-12-05, session 32): a programming learner, school and exam subjects, a recommendation chat
+    # about films, series, books and games, hobbies told in two or three sentences, rare and regional phrasings;
+    # first look in eval/results/natural_stance_corpus50_54_first_look.json.
+    "corpus50": ("measured/corpus50_en_check.jsonl",),
+    "corpus51": ("measured/corpus51_en_check.jsonl",),
+    "corpus52": ("measured/corpus52_en_check.jsonl",),
+    "corpus53": ("measured/corpus53_en_check.jsonl",),
+    "corpus54": ("measured/corpus54_en_check.jsonl",),
+    # Five more (2026-12-05, session 32): advice posts with background, messages naming two or three things, a movie
+    # site's seeker with typos, very short messages, feelings beyond liking (pride, dread, relief); first look in
+    # eval/results/natural_stance_corpus55_59_first_look.json.
+    "corpus55": ("measured/corpus55_en_check.jsonl",),
+    "corpus56": ("measured/corpus56_en_check.jsonl",),
+    "corpus57": ("measured/corpus57_en_check.jsonl",),
+    "corpus58": ("measured/corpus58_en_check.jsonl",),
+    "corpus59": ("measured/corpus59_en_check.jsonl",),
 }
 # The writers the shipped model is fitted on ("real": the real turns). Every writer of WRITERS is
 # measured leave-one-writer-out whether trained on or not: a writer left out of training is predicted
@@ -241,6 +257,16 @@ RULES_UNSEEN = (
     "measured/corpus47_en_check.jsonl",
     "measured/corpus48_en_check.jsonl",
     "measured/corpus49_en_check.jsonl",
+    "measured/corpus50_en_check.jsonl",
+    "measured/corpus51_en_check.jsonl",
+    "measured/corpus52_en_check.jsonl",
+    "measured/corpus53_en_check.jsonl",
+    "measured/corpus54_en_check.jsonl",
+    "measured/corpus55_en_check.jsonl",
+    "measured/corpus56_en_check.jsonl",
+    "measured/corpus57_en_check.jsonl",
+    "measured/corpus58_en_check.jsonl",
+    "measured/corpus59_en_check.jsonl",
 )
 REAL_FILE = "real:tune"
 REAL_FOLDS = 5

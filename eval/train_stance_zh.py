@@ -116,6 +116,22 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "corpus47": ("measured/corpus47_zh_check.jsonl",),
     "corpus48": ("measured/corpus48_zh_check.jsonl",),
     "corpus49": ("measured/corpus49_zh_check.jsonl",),
+    # Five more (2026-12-05, session 32): a programming learner, school and exam subjects, a recommendation chat
+    # about films, series, books and games, hobbies told in two or three sentences, rare and regional phrasings;
+    # first look in eval/results/natural_stance_corpus50_54_first_look.json.
+    "corpus50": ("measured/corpus50_zh_check.jsonl",),
+    "corpus51": ("measured/corpus51_zh_check.jsonl",),
+    "corpus52": ("measured/corpus52_zh_check.jsonl",),
+    "corpus53": ("measured/corpus53_zh_check.jsonl",),
+    "corpus54": ("measured/corpus54_zh_check.jsonl",),
+    # Five more (2026-12-05, session 32): advice posts with background, messages naming two or three things, a movie
+    # site's seeker with typos, very short messages, feelings beyond liking (pride, dread, relief); first look in
+    # eval/results/natural_stance_corpus55_59_first_look.json.
+    "corpus55": ("measured/corpus55_zh_check.jsonl",),
+    "corpus56": ("measured/corpus56_zh_check.jsonl",),
+    "corpus57": ("measured/corpus57_zh_check.jsonl",),
+    "corpus58": ("measured/corpus58_zh_check.jsonl",),
+    "corpus59": ("measured/corpus59_zh_check.jsonl",),
 }
 KDCONV = "kdconv-tune"  # the real turns' writer group (many KdConv users)
 C_GRID = (1.0, 3.0, 10.0)  # with 0.3-3.0 every choice (shipped and nested) was 3.0, the top: the grid moved up

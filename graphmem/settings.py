@@ -142,6 +142,12 @@ class Settings(BaseSettings):
     # of the cyclic garbage collector's reach (gc.freeze): a full collection rescanned them all, ~160 ms
     # with the requests' threads stopped, a tail latency of every request it landed on.
     gc_freeze: bool = True
+    # The API process's first-generation threshold of the cyclic garbage collector (gc.set_threshold(n, 10, 10);
+    # 0: Python's own 700, 10, 10). The ranked graphs it caches are hundreds of thousands of objects, and at 700
+    # a young collection ran every few allocations of a request and a full one every ~40 agent loops: 3-6 ms of
+    # collection per one-call ingest and 100-300 ms pauses in its tail; at 20,000, ~1.4 ms and no full one in 150
+    # loops (bench/results/NOTES.md, session 32). Young garbage waits a little longer to be freed.
+    gc_young_threshold: int = Field(default=20000, ge=0)
     # On shutdown, how long pending background re-ranks may run before they are dropped (derived data).
     rerank_drain_s: float = 5.0
     # A read that waited for the background's ranking of its user (the block right after an ingest) answers

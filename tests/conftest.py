@@ -44,8 +44,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def settings() -> Settings:
     # The suite pins the re-rank inside the request: many assertions read stored weights and tiers
     # right after an ingest. The background re-rank (the default) is tested in test_rerank_background.py.
-    # In-process apps leave the test process's garbage collector alone (gc_freeze is the API's start-up).
-    return Settings(rerank_in_background=False, gc_freeze=False)
+    # In-process apps leave the test process's garbage collector alone (gc_freeze and gc_young_threshold are the
+    # API's start-up).
+    return Settings(rerank_in_background=False, gc_freeze=False, gc_young_threshold=0)
 
 
 @pytest.fixture(scope="session")

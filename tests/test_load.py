@@ -23,7 +23,7 @@ import psutil
 import pytest
 
 from graphmem.neo4j_server import LocalNeo4j
-from graphmem.settings import PROJECT_ROOT
+from graphmem.settings import PROJECT_ROOT, Settings
 from graphmem.store import UserRef
 from tests.reliability import FUTURE, MIXED_TEXTS, ApiProcess, keys_spec, run_id, settings_env
 
@@ -310,6 +310,15 @@ def test_twenty_users_three_rounds_zero_errors_stable_memory(settings, store, tm
                 if line.startswith("graphmem_gc_frozen_objects ")
             )
         assert frozen > 50_000, frozen
+        # ... and collects young objects less often (settings.gc_young_threshold): with the cached graphs large,
+        # Python's 700 cost 3-6 ms of collection per agent loop and 100-300 ms full collections in its tail.
+        with api.client(key) as c:
+            young = next(
+                float(line.split()[-1])
+                for line in c.get("/metrics").text.splitlines()
+                if line.startswith("graphmem_gc_young_threshold ")
+            )
+        assert young == Settings().gc_young_threshold == 20000, young
         assert "Traceback" not in api.log_tail(200)
     finally:
         api.stop()

@@ -41,6 +41,9 @@ def user(text: str) -> list[tuple[str, str]]:
 @pytest.mark.parametrize(
     ("text", "film"),
     [
+        # "never liked / enjoyed": a cue of its own, as sure as "never cared for" (session 32).
+        ("Never really enjoyed Tenet.", "Tenet"),
+        ("I never liked Heat.", "Heat"),
         # "not such a fan of": the plain fan cue allows nothing between "not" and "a fan".
         ("I was not such a fan of Tenet.", "Tenet"),
         ("Honestly I'm not so much a fan of Heat.", "Heat"),
@@ -76,6 +79,9 @@ def test_disliking_a_film_in_common_phrasings(ex: ConceptExtractor, text: str, f
     ("text", "film"),
     [
         ("I saw Tenet but thought it was a little corny.", "Tenet"),
+        # Written for session 32's "never liked" cue: the perfect "have never <done> X" is read as never having
+        # met it (no stance), before any cue.
+        ("I have never liked Heat.", "Heat"),
     ],
 )
 def test_known_miss_a_mild_verdict(ex: ConceptExtractor, text: str, film: str) -> None:

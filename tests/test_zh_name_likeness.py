@@ -147,7 +147,15 @@ def test_an_item_only_the_assistant_said_needs_more_of_a_names_look() -> None:
     # said them once, back when the conversation keeps coming back to them.
     between = [
         (key, marks)
-        for key in ("白羊座", "香港南丫岛", "美国洛杉矶", "吉他", "上海浦东", "北海公园", "天安门广场")  # 狮子座: a dictionary noun
+        for key in (
+            "白羊座",
+            "香港南丫岛",
+            "美国洛杉矶",
+            "吉他",
+            "上海浦东",
+            "北海公园",
+            "天安门广场",
+        )  # 狮子座: a dictionary noun
         for marks in (frozenset(), GLUED, AFTER_GO)
         if nl.threshold(marks) <= nl.probability(key, marks) < nl.threshold_assistant_only(marks)
     ]

@@ -41,6 +41,14 @@ def _freeze_start_up_objects() -> None:
     log.info("gc: %d start-up objects frozen", gc.get_freeze_count())
 
 
+def _tune_collector(young: int) -> None:
+    # Fewer young collections, each over more objects: per request they cost far less once the cached graphs
+    # are large (settings.gc_young_threshold).
+    if young > 0:
+        gc.set_threshold(young, 10, 10)
+        log.info("gc: thresholds %s", gc.get_threshold())
+
+
 def _start_in_background(mem: GraphMemory, state: dict[str, Any]) -> None:
     # Neo4j may come up after the API: keep trying, /readyz says when it is ready.
     def loop() -> None:
@@ -73,6 +81,8 @@ def create_app(settings: Settings | None = None, memory: GraphMemory | None = No
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         _stack_dump_on_sigusr1()
+        if settings.gc_young_threshold and memory is None:
+            _tune_collector(settings.gc_young_threshold)  # its own process only: an app handed a memory is a test's
         if state["memory"] is None:
             state["memory"] = GraphMemory(settings)
         mem: GraphMemory = state["memory"]

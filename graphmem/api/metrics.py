@@ -50,6 +50,10 @@ class Metrics:
         Gauge(
             "graphmem_gc_frozen_objects", "Objects frozen out of the cyclic garbage collector", registry=reg
         ).set_function(gc.get_freeze_count)
+        # The collector's first-generation threshold (settings.gc_young_threshold; Python's own: 700).
+        Gauge(
+            "graphmem_gc_young_threshold", "First-generation threshold of the cyclic garbage collector", registry=reg
+        ).set_function(lambda: gc.get_threshold()[0])
         return cls(
             registry=reg,
             requests=Counter(

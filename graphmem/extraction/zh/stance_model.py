@@ -38,6 +38,8 @@ from graphmem.models import ConceptMention, Stance
 MODEL_FILE = "stance_zh_model.json"
 CLASSES = ("interested", "confused", "knows", "dislikes", "none")
 MASK = "X"
+# Every other name of the context: told apart from the one asked about ("数学还行，X真的看不懂" says nothing of 数学).
+OTHER = "Y"
 CONF_MODEL = 0.55  # below a cue's 0.8: a learnt guess
 MIN_WORDS_CHARS = 2  # Chinese characters besides the names a context needs
 
@@ -68,7 +70,7 @@ class StanceModel:
 
 
 def _bigrams(text: str) -> list[str]:
-    chars = [c if is_cjk(c) else (MASK if c == MASK else "") for c in text]
+    chars = [c if is_cjk(c) else (c if c in (MASK, OTHER) else "") for c in text]
     return [a + b for a, b in zip(chars, chars[1:]) if a and b]
 
 
@@ -152,7 +154,7 @@ def context_of(
     src: str, sentences: Sequence[tuple[int, int]], mentions: Sequence[ConceptMention], m: ConceptMention
 ) -> str:
     """The sentence holding `m` up to the end of the turn (or a later sentence naming something
-    else), with every name-like mention masked as MASK."""
+    else), the name asked about masked as MASK and every other name-like mention as OTHER."""
     sents = list(sentences) or [(0, len(src))]
     first = next((i for i, (a, b) in enumerate(sents) if a <= m.start < b), 0)
     start, end = sents[first][0], sents[first][1]
@@ -164,7 +166,7 @@ def context_of(
     for x in sorted(mentions, key=lambda x: x.start):
         if x.start >= pos and x.end <= end and named(x):
             parts.append(src[pos : x.start])
-            parts.append(MASK)
+            parts.append(MASK if x.key == m.key else OTHER)
             pos = x.end
     parts.append(src[pos:end])
     return "".join(parts).strip()
@@ -223,7 +225,7 @@ def asked(
         seen.add(m.key)
         context = context_of(src, sentences, mentions, m)
         cjk = sum(is_cjk(c) for c in context)
-        masks = context.count(MASK)
+        masks = context.count(MASK) + context.count(OTHER)
         if cjk < MIN_WORDS_CHARS or (masks >= 2 and 2 * masks > cjk):
             continue  # a list of names ("有刘嘉玲，叶玉卿，…") or a bare title says nothing about the user
         if cs.neutral_question.search(context):
