@@ -146,8 +146,19 @@ FRESH9: dict[str, tuple[int, ...]] = {
     "bridge": (9, 15, 26, 31, 57, 62, 67, 70),
     "kdconv": (51, 53, 55, 58),
 }
+# A tenth held-out sample (``--fresh10``, helper "blocks17", 2026-12-05 session 33, labelled on 238e85e before any rule
+# or model of that session): ReDial valid: random.Random(21).sample of range(20, 100) without FRESH4-FRESH9's, 8 of them;
+# Bridge: a third ``train`` tenant, chats 142-212 (no sample or model read them), random.Random(21).sample of it, 12 of
+# them; KdConv: a fourth tenant, dev conversations 90-119 of each domain (no model reads them),
+# random.Random(21).sample(range(90, 120), 4) of each domain.
+FRESH10_LABELS = REPO / "eval" / "data" / "block_labels_fresh10.csv"
+FRESH10: dict[str, tuple[int, ...]] = {
+    "redial": (39, 52, 54, 59, 67, 77, 82, 98),
+    "bridge": (157, 163, 165, 169, 174, 175, 178, 192, 195, 202, 203, 211),
+    "kdconv": (95, 103, 110, 112),
+}
 # Every other sample reads Bridge ``validation``.
-BRIDGE_SPLIT = {"fresh6": "train", "fresh7": "train", "fresh8": "train", "fresh9": "train", "bridge71": "train"}
+BRIDGE_SPLIT = {"fresh6": "train", "fresh7": "train", "fresh8": "train", "fresh9": "train", "fresh10": "train", "bridge71": "train"}
 # A training sample for the Chinese name-likeness model (``--kdconv30``, labelled in session 32 by helpers who saw
 # only its dump, after fresh9 was labelled): the other 26 conversations of each domain of FRESH9's KdConv tenant.
 # It is not a held-out sample; eval/train_zh_name_likeness.py fits on it.
@@ -163,13 +174,13 @@ KDCONV30: dict[str, tuple[int, ...]] = {
 BRIDGE71_LABELS = REPO / "eval" / "data" / "block_labels_bridge71.csv"
 BRIDGE71: dict[str, tuple[int, ...]] = {"redial": (), "bridge": tuple(range(71, 142)), "kdconv": ()}
 # The Bridge chats a sample's tenant is built from; every other sample: the first 71 of its split.
-BRIDGE_SPAN = {"bridge71": (71, 142)}
+BRIDGE_SPAN = {"bridge71": (71, 142), "fresh10": (142, 213)}
 # A third KdConv tenant, dev conversations 60-89 of each domain, every block labelled in session 32 (``--kdconv60``),
 # likewise a training sample of the name-likeness model.
 KDCONV60_LABELS = REPO / "eval" / "data" / "block_labels_kdconv60.csv"
 KDCONV60: dict[str, tuple[int, ...]] = {"redial": (), "bridge": (), "kdconv": tuple(range(60, 90))}
 # The KdConv dev conversations (per domain) a sample's tenant is built from; every other sample: the first 30.
-KDCONV_SPAN = {"fresh9": (30, 60), "kdconv30": (30, 60), "kdconv60": (60, 90)}
+KDCONV_SPAN = {"fresh9": (30, 60), "fresh10": (90, 120), "kdconv30": (30, 60), "kdconv60": (60, 90)}
 SECTIONS = ("core_topics", "related_concepts", "avoid", "knowledge_gaps")
 
 
@@ -188,6 +199,7 @@ def _picks(sample: str) -> dict[str, set[int]]:
         "fresh7": FRESH7,
         "fresh8": FRESH8,
         "fresh9": FRESH9,
+        "fresh10": FRESH10,
         "kdconv30": KDCONV30,
         "bridge71": BRIDGE71,
         "kdconv60": KDCONV60,
@@ -358,6 +370,7 @@ def run(
         "fresh7": FRESH7_LABELS,
         "fresh8": FRESH8_LABELS,
         "fresh9": FRESH9_LABELS,
+        "fresh10": FRESH10_LABELS,
         "kdconv30": KDCONV30_LABELS,
         "bridge71": BRIDGE71_LABELS,
         "kdconv60": KDCONV60_LABELS,
@@ -385,7 +398,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--dump", action="store_true", help="print items with their conversations for labelling")
     ap.add_argument("--fresh", action="store_true", help="the held-out chats (FRESH) and their own labels")
-    for n, ordinal in enumerate(("second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"), start=2):
+    for n, ordinal in enumerate(("second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"), start=2):
         ap.add_argument(
             f"--fresh{n}", action="store_true", help=f"the {ordinal} held-out sample (FRESH{n}) and its own labels"
         )
@@ -393,7 +406,7 @@ if __name__ == "__main__":
     ap.add_argument("--kdconv60", action="store_true", help="the name-likeness model's third KdConv training sample")
     ap.add_argument("--bridge71", action="store_true", help="a second Bridge train tenant, every block (a dev sample)")
     a = ap.parse_args()
-    chosen = next((f"fresh{n}" for n in range(9, 1, -1) if getattr(a, f"fresh{n}")), "fresh" if a.fresh else "main")
+    chosen = next((f"fresh{n}" for n in range(10, 1, -1) if getattr(a, f"fresh{n}")), "fresh" if a.fresh else "main")
     chosen = next((n for n in ("kdconv30", "kdconv60", "bridge71") if getattr(a, n)), chosen)
     if a.dump:
         dump(produce(sample=chosen))
