@@ -66,6 +66,39 @@ def test_no_concept_holds_a_noncharacter(ex: ConceptExtractor) -> None:
 
 
 @pytest.mark.parametrize(
+    "text,kept",
+    [
+        # Hand-written: the pieces of an address (https, visitor, edu, a mail user) name nothing, and the
+        # sentence around it keeps its own concepts and its spans.
+        ("资料在https://visitor.pku.edu.cn/网站上", set()),
+        ("I found it at https://www.example.com/docs/numpy, and I love Python.", {"Python"}),
+        ("Mail me at jane.doe@uni.edu about Django (see http://x.org/a_(b)).", {"Django"}),
+    ],
+)
+def test_web_and_mail_addresses_name_nothing(ex: ConceptExtractor, text: str, kept: set[str]) -> None:
+    r = ex.extract([text], ["user"])[0]
+    assert {c.surface for c in r.concepts} == kept
+    for c in r.concepts:
+        assert text[c.start : c.end] == c.surface
+
+
+def test_no_piece_of_an_address_in_a_chinese_turn(ex: ConceptExtractor) -> None:
+    text = "门票可以在www.bjzoo.com上买，有问题发邮件到zoo@bj.gov.cn。"
+    surfaces = [c.surface for c in ex.extract([text], ["assistant"])[0].concepts]
+    assert surfaces and not [s for s in surfaces if any("a" <= ch <= "z" for ch in s.lower())]
+
+
+def test_blank_links_keeps_the_length_and_the_text_around() -> None:
+    from graphmem.extraction.normalize import blank_links
+
+    text = "see https://a.b/c?d=1, or www.x.cn。mail a+b@c.io!"
+    out = blank_links(text)
+    assert len(out) == len(text)
+    assert out.split() == ["see", ",", "or", "。mail", "!"]
+    assert blank_links("C++ and C# at 3:00") == "C++ and C# at 3:00"
+
+
+@pytest.mark.parametrize(
     "text,role",
     [
         ("Give it a shot.", "assistant"),

@@ -25,7 +25,7 @@ from graphmem.extraction.coreference import carry_references
 from graphmem.extraction.en.candidates import english_candidates, story_object_keys
 from graphmem.extraction.language import EN, ZH, detect_language
 from graphmem.extraction.lexical import category_words, is_category
-from graphmem.extraction.normalize import concept_key, sanitize
+from graphmem.extraction.normalize import blank_links, concept_key, sanitize
 from graphmem.extraction.relations import extract_relations
 from graphmem.extraction.replies import attach_replies
 from graphmem.extraction.stances import ReplyStance, analyse_turn
@@ -140,7 +140,7 @@ class ConceptExtractor:
                     )
                 )
                 text = text[: self.max_chars]
-            text = sanitize(text)
+            text = blank_links(sanitize(text))
             lang = detect_language(text)
             prepared.append((text, lang, skipped))
             if not any(ch.isalpha() for ch in text):

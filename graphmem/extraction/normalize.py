@@ -126,6 +126,29 @@ def sanitize(text: str) -> str:
     return "".join(out)
 
 
+# A web address or an e-mail address: its pieces (https, www, edu, a user name) are never concepts.
+# ASCII only, so a Chinese sentence running on after an address is not swallowed; trailing
+# sentence punctuation is left to the sentence.
+_LINK = re.compile(
+    r"(?<![A-Za-z0-9])(?:(?:https?|ftp)://|www\.)[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+"
+    r"|(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+"
+)
+_LINK_TAIL = ".,;:!?)'"
+
+
+def blank_links(text: str) -> str:
+    """Same-length copy of `text` with web and e-mail addresses made spaces (spans stay valid)."""
+    if "@" not in text and "://" not in text and "www." not in text.lower():
+        return text
+    out = list(text)
+    for m in _LINK.finditer(text):
+        end = m.end()
+        while end > m.start() and text[end - 1] in _LINK_TAIL:
+            end -= 1
+        out[m.start() : end] = " " * (end - m.start())
+    return "".join(out)
+
+
 def normalize_with_map(text: str, singular: str = "all") -> tuple[str, list[int], list[int]]:
     """Normalise `text` and keep, for each output char, the original [start, end) it came from.
 
