@@ -11,6 +11,8 @@ from __future__ import annotations
 import pytest
 
 from graphmem.extraction import pipelines
+from graphmem.extraction.candidates import GENERIC_ZH, ROLE_ZH
+from graphmem.extraction.zh import frames
 from graphmem.extraction.zh.candidates import (
     SPAN_RULES,
     TOKEN_RULES,
@@ -34,7 +36,7 @@ from graphmem.extraction.zh.candidates import (
     unk_pair_rule,
 )
 from graphmem.extraction.zh.names import person_name
-from graphmem.extraction.zh.tokens import Tok
+from graphmem.extraction.zh.tokens import Tok, zh_tokens
 
 
 @pytest.fixture(scope="module")
@@ -251,6 +253,16 @@ def test_the_walk_skips_the_role_word_then_reads_the_name(nlp) -> None:  # type:
     assert "中谷美纪" in got and not any(s.startswith("主演") for s in got)
 
 
+@pytest.mark.parametrize(
+    "text,name", [("乐队的吉他手陈磊", "陈磊"), ("贝斯手张三也很厉害", "张三"), ("主唱汪峰", "汪峰")]
+)
+def test_a_band_members_instrument_is_not_part_of_the_name(nlp, text: str, name: str) -> None:  # type: ignore[no-untyped-def]
+    # Hand-written: the player's word (吉他手, 贝斯手, 主唱) is a role word, the name after it stands alone.
+    doc = nlp(text)
+    got = [doc.text[c.start : c.end] for c in chinese_candidates(doc, pipelines.jieba_tags())]
+    assert name in got and not any(s.endswith(name) and s != name for s in got)
+
+
 def test_noun_rule_keeps_a_title_of_the_form_x_zhi_y() -> None:
     # 爱乐/nr 之/u 城/n: a name piece, 之, a one-character noun: one title, not 爱乐.
     t = hand([("爱乐", "nr"), ("之", "u"), ("城", "n"), ("，", "x")])
@@ -279,3 +291,71 @@ def test_the_tail_of_a_longer_award_is_dropped(nlp) -> None:  # type: ignore[no-
     got = [doc.text[c.start : c.end] for c in chinese_candidates(doc, pipelines.jieba_tags())]
     assert "导演奖" not in got
     assert "奥斯卡金像奖" in got
+
+
+@pytest.mark.parametrize(
+    "text,name,glued",
+    [
+        # Hand-written; each glued word is in jieba's dictionary (由威廉/nr, 电影吧/n, 全名是/n, 和保罗/nr).
+        ("我最喜欢的是由威廉·戴维斯主演的。", "威廉·戴维斯", "由威廉"),
+        ("你看过漫威电影吧？", "漫威电影", "电影吧"),
+        ("它的全名是滚石国际音乐股份有限公司。", "滚石国际", "全名是"),
+        ("我和保罗一起去的", "保罗", "和保罗"),
+    ],
+)
+def test_a_function_character_glued_to_a_word_in_the_dictionary_is_cut_off(
+    nlp,
+    text: str,
+    name: str,
+    glued: str,  # type: ignore[no-untyped-def]
+) -> None:
+    doc = nlp(text)
+    assert glued not in [t.text for t in doc]
+    got = [doc.text[c.start : c.end] for c in chinese_candidates(doc, pipelines.jieba_tags())]
+    assert name in got and not any(glued in s for s in got)
+
+
+def test_glued_words_reads_the_rule_not_a_list() -> None:
+    tags = {
+        "由威廉": "nr",
+        "威廉": "nr",
+        "向华强": "nr",
+        "华强": "nr",
+        "电影吧": "n",
+        "电影": "n",
+        "酒吧": "n",
+        "由于": "c",
+    }
+    assert pipelines.glued_words(tags, "由和", "吧是") == ["由威廉", "电影吧"]
+
+
+@pytest.mark.parametrize(
+    "text,topic",
+    [
+        # Written by hand: what a verb of learning, liking, knowing or disliking takes up to the end of its clause is
+        # the speaker's topic, everyday word or not.
+        ("我想学吉他。", "吉他"),
+        ("我讨厌数学", "数学"),
+        ("我在学心理学", "心理学"),
+        ("最近迷上了露营", "露营"),
+        ("我特别喜欢看三体。", "三体"),
+        ("我特别想学Go", "Go"),
+        ("我会C++", "C++"),
+        # ... or opens its clause before one.
+        ("我最近在学线性代数，特征值总是搞不懂。", "特征值"),
+        ("咖啡我已经戒了", "咖啡"),
+    ],
+)
+def test_the_object_of_a_verb_of_learning_or_liking_is_a_topic(nlp, text: str, topic: str) -> None:  # type: ignore[no-untyped-def]
+    doc = nlp(text)
+    got = [doc.text[c.start : c.end] for c in chinese_candidates(doc, pipelines.jieba_tags())]
+    assert topic in got
+    assert frames.after_topic_verb(text, text.index(topic), text.index(topic) + len(topic))
+
+
+@pytest.mark.parametrize(
+    "text", ["我要去上班了", "我喜欢他", "我也喜欢这首歌", "我会尽快", "大学生活很无聊", "他总是搞不懂"]
+)
+def test_no_topic_object_without_a_noun_after_the_verb(nlp, text: str) -> None:  # type: ignore[no-untyped-def]
+    tagged = [(t.start, t.end, t.word, t.tag) for t in zh_tokens(nlp(text), pipelines.jieba_tags())]
+    assert list(frames.topic_objects(text, tagged, GENERIC_ZH | ROLE_ZH)) == []

@@ -84,8 +84,43 @@ def chinese() -> Language:
             jieba.setLogLevel(logging.WARNING)  # jieba prints its dictionary build to stderr otherwise
             nlp = spacy.blank("zh", config={"nlp": {"tokenizer": {"segmenter": "jieba"}}})
             nlp.add_pipe("sentencizer")
+            unglue_dictionary()
             _cache["zh"] = nlp
         return nlp
+
+
+_NAME_TAGS = frozenset({"nr", "nrt", "nrfg"})
+_NAME_OR_PLACE_TAGS = _NAME_TAGS | {"ns", "nz"}
+_NOUN_TAGS = frozenset({"n", "nr", "nrt", "nz", "ns", "nt"})
+
+
+def glued_words(tags: dict[str, str], leads: str, tails: str) -> list[str]:
+    """Dictionary words that glue a function character to a word (zh_names.yaml, ``glued_lead_chars``)."""
+    out = []
+    for word, tag in tags.items():
+        if len(word) < 3:
+            continue
+        if word[0] in leads and tag in _NAME_TAGS and tags.get(word[1:]) in _NAME_OR_PLACE_TAGS:
+            out.append(word)
+        elif word[-1] in tails and tag in _NOUN_TAGS and word[:-1] in tags:
+            out.append(word)
+    return sorted(out)
+
+
+def unglue_dictionary() -> int:
+    """Drop the glued words from jieba's dictionary (once per process; jieba's tokenizer is global).
+
+    Returns how many were dropped."""
+    import jieba
+    import jieba.posseg
+
+    from graphmem.wordlists import yaml_data
+
+    data = yaml_data("zh_names.yaml")
+    words = glued_words(jieba.posseg.dt.word_tag_tab, data["glued_lead_chars"], data["glued_tail_chars"])
+    for w in words:
+        jieba.del_word(w)
+    return len(words)
 
 
 def jieba_tags() -> dict[str, str]:

@@ -25,6 +25,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
+
+from graphmem.wordlists import yaml_data
 
 # Characters of the standard transcription of foreign personal names (Xinhua's
 # table of common transliteration characters, plus frequent variants). A name
@@ -129,6 +132,87 @@ _LEAD_WORDS = tuple(_KNOW.split("|")) + (
 )
 
 
+def _alternation(words: Sequence[str]) -> str:
+    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+
+
+_TOPIC_END = r"(?=(?:了|吧|呢|啊|呀|啦)?(?:[，。！？、,.!?；;~…\s]|$))"
+
+
+@lru_cache(maxsize=1)
+def _topic_patterns() -> tuple[re.Pattern[str], frozenset[str]]:
+    data = yaml_data("zh_names.yaml")
+    # Overlapping matches (a lookahead): 喜欢看三体 tries 喜欢|看三体 and 看|三体; the shortest clean object wins.
+    pattern = re.compile(
+        f"(?=(?P<verb>{_alternation(data['topic_verbs'])})(?:了|过)?"
+        f"(?P<x>[A-Za-z][A-Za-z0-9+#. -]{{0,30}}[A-Za-z0-9+#]|{_NAME_CHARS}{{2,12}}?){_TOPIC_END})"
+    )
+    return pattern, frozenset(data["activity_verbs"])
+
+
+@lru_cache(maxsize=1)
+def _fronted_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A topic opening its clause, then (我) adverbs and a verb of knowing or giving up (特征值总是搞不懂)."""
+    data = yaml_data("zh_names.yaml")
+    tail = f"(?:我|我们)?(?:{_alternation(data['topic_adverbs'])})*(?:{_alternation(data['fronted_topic_verbs'])})"
+    span = re.compile(f"{_CLAUSE}(?P<x>[A-Za-z][A-Za-z0-9+#.-]{{0,30}}[A-Za-z0-9+#]|{_NAME_CHARS}{{2,8}}?)(?={tail})")
+    return span, re.compile(tail)
+
+
+def topic_objects(
+    text: str, tokens: Sequence[tuple[int, int, str, str]], generic: frozenset[str]
+) -> Iterator[tuple[int, int]]:
+    """Spans of what a verb of learning, liking, knowing or disliking takes, up to the end of its clause
+    (我想学|吉他。 我讨厌|数学 咖啡我已经|戒了 takes none): the speaker's topic even when it is an everyday word.
+    The span must start and end on the segmenter's token edges and hold nouns (or, after an activity verb such as
+    学 or 喜欢, one activity word: 露营, 游泳), never a pronoun, question word or generic word."""
+    pattern, activity_verbs = _topic_patterns()
+    fronted, _ = _fronted_patterns()
+    starts = [t[0] for t in tokens]
+    ends = {t[1] for t in tokens}
+    best: dict[int, tuple[int, int]] = {}  # clause end -> the shortest clean span ending there
+    for m in (*pattern.finditer(text), *fronted.finditer(text)):
+        s, e = m.start("x"), m.end("x")
+        x = text[s:e]
+        if e not in ends or x in generic or x[0] in _BAD_FIRST or any(b in x for b in _BAD_INSIDE):
+            continue
+        k = bisect_right(starts, s) - 1
+        if k < 0:
+            continue
+        inside = [t for t in tokens[k : bisect_left(starts, e)] if t[1] > s]
+        if not inside or any(t[2] in generic for t in inside):
+            continue
+        if inside[0][0] != s and inside[0][3] != "unk":
+            continue  # starts inside a dictionary word (数|学习): not after the verb
+        verb = m.groupdict().get("verb")
+        lone_activity = len(inside) == 1 and inside[0][3] in ("v", "vn") and verb in activity_verbs
+        if not lone_activity and not all(t[3].startswith(_NOUNISH) or t[3] in ("nr", "ns", "nt") for t in inside):
+            continue
+        if len(x) < 2:
+            continue
+        if e not in best or s > best[e][0]:
+            best[e] = (s, e)
+    yield from best.values()
+
+
+@lru_cache(maxsize=1)
+def _after_verb() -> re.Pattern[str]:
+    return re.compile(f"(?:{_alternation(yaml_data('zh_names.yaml')['topic_verbs'])})(?:了|过)?$")
+
+
+_CLAUSE_END = re.compile(r"(?:了|吧|呢|啊|呀|啦)?(?:[，。！？、,.!?；;~…\s]|$)")
+
+
+def after_topic_verb(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` stands where :func:`topic_objects` looks: right after a verb of learning,
+    liking, knowing or disliking, running to the end of its clause (我想学|吉他|。), or opening its clause before
+    one (特征值|总是搞不懂)."""
+    if _CLAUSE_END.match(text, end) and _after_verb().search(text[max(0, start - 8) : start]):
+        return True
+    opens_clause = start == 0 or text[start - 1] in "，。！？、,.!?；;\n 　"
+    return opens_clause and bool(_fronted_patterns()[1].match(text, end))
+
+
 def dotted_names(text: str, tokens: Sequence[tuple[int, int, str, str]]) -> Iterator[tuple[int, int]]:
     """Spans of middle-dot names written in transliteration characters.
 
@@ -226,4 +310,4 @@ def _clean(
     return s, e
 
 
-__all__ = ["TRANSLIT", "NAME_DOTS", "dotted_names", "frame_names"]
+__all__ = ["TRANSLIT", "NAME_DOTS", "dotted_names", "frame_names", "topic_objects", "after_topic_verb"]

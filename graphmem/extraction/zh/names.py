@@ -10,7 +10,7 @@ from __future__ import annotations
 from graphmem.extraction.candidates import GENERIC_ZH, ROLE_ZH
 from graphmem.extraction.lexical import zipf
 from graphmem.extraction.normalize import is_cjk
-from graphmem.extraction.zh.frames import dotted_names, frame_names
+from graphmem.extraction.zh.frames import dotted_names, frame_names, topic_objects
 from graphmem.extraction.zh.tokens import (
     CLASSIFIER_LEFT,
     CUE_STOP_TAGS,
@@ -192,4 +192,5 @@ def framed(text: str, toks: list[Tok]) -> list[tuple[int, int]]:
     tagged = [(t.start, t.end, t.word, t.tag) for t in toks]
     spans = list(dotted_names(text, tagged))
     spans += frame_names(text, tagged, GENERIC_ZH | ROLE_ZH)
+    spans += [sp for sp in topic_objects(text, tagged, GENERIC_ZH | ROLE_ZH) if sp not in spans]
     return spans
