@@ -158,7 +158,14 @@ FRESH10: dict[str, tuple[int, ...]] = {
     "kdconv": (95, 103, 110, 112),
 }
 # Every other sample reads Bridge ``validation``.
-BRIDGE_SPLIT = {"fresh6": "train", "fresh7": "train", "fresh8": "train", "fresh9": "train", "fresh10": "train", "bridge71": "train"}
+BRIDGE_SPLIT = {
+    "fresh6": "train",
+    "fresh7": "train",
+    "fresh8": "train",
+    "fresh9": "train",
+    "fresh10": "train",
+    "bridge71": "train",
+}
 # A training sample for the Chinese name-likeness model (``--kdconv30``, labelled in session 32 by helpers who saw
 # only its dump, after fresh9 was labelled): the other 26 conversations of each domain of FRESH9's KdConv tenant.
 # It is not a held-out sample; eval/train_zh_name_likeness.py fits on it.
@@ -179,8 +186,19 @@ BRIDGE_SPAN = {"bridge71": (71, 142), "fresh10": (142, 213)}
 # likewise a training sample of the name-likeness model.
 KDCONV60_LABELS = REPO / "eval" / "data" / "block_labels_kdconv60.csv"
 KDCONV60: dict[str, tuple[int, ...]] = {"redial": (), "bridge": (), "kdconv": tuple(range(60, 90))}
+# A fifth KdConv tenant, dev conversations 120-149 of each domain (``--kdconv120``), every block labelled in session 33
+# for the name-likeness model, dumped with that model's filter off (eval/results/NOTES.md, session 33) so that the
+# items it drops are labelled too.
+KDCONV120_LABELS = REPO / "eval" / "data" / "block_labels_kdconv120.csv"
+KDCONV120: dict[str, tuple[int, ...]] = {"redial": (), "bridge": (), "kdconv": tuple(range(120, 150))}
 # The KdConv dev conversations (per domain) a sample's tenant is built from; every other sample: the first 30.
-KDCONV_SPAN = {"fresh9": (30, 60), "fresh10": (90, 120), "kdconv30": (30, 60), "kdconv60": (60, 90)}
+KDCONV_SPAN = {
+    "fresh9": (30, 60),
+    "fresh10": (90, 120),
+    "kdconv30": (30, 60),
+    "kdconv60": (60, 90),
+    "kdconv120": (120, 150),
+}
 SECTIONS = ("core_topics", "related_concepts", "avoid", "knowledge_gaps")
 
 
@@ -203,6 +221,7 @@ def _picks(sample: str) -> dict[str, set[int]]:
         "kdconv30": KDCONV30,
         "bridge71": BRIDGE71,
         "kdconv60": KDCONV60,
+        "kdconv120": KDCONV120,
     }
     if sample in seeded:
         return {ds: set(ix) for ds, ix in seeded[sample].items()}
@@ -374,6 +393,7 @@ def run(
         "kdconv30": KDCONV30_LABELS,
         "bridge71": BRIDGE71_LABELS,
         "kdconv60": KDCONV60_LABELS,
+        "kdconv120": KDCONV120_LABELS,
     }[sample]
     res = report(produce(sample=sample), read_labels(labels), verbose)
     res["seconds"] = round(time.perf_counter() - started, 1)
@@ -398,16 +418,19 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--dump", action="store_true", help="print items with their conversations for labelling")
     ap.add_argument("--fresh", action="store_true", help="the held-out chats (FRESH) and their own labels")
-    for n, ordinal in enumerate(("second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"), start=2):
+    for n, ordinal in enumerate(
+        ("second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"), start=2
+    ):
         ap.add_argument(
             f"--fresh{n}", action="store_true", help=f"the {ordinal} held-out sample (FRESH{n}) and its own labels"
         )
     ap.add_argument("--kdconv30", action="store_true", help="the name-likeness model's second KdConv training sample")
     ap.add_argument("--kdconv60", action="store_true", help="the name-likeness model's third KdConv training sample")
+    ap.add_argument("--kdconv120", action="store_true", help="the name-likeness model's fourth KdConv training sample")
     ap.add_argument("--bridge71", action="store_true", help="a second Bridge train tenant, every block (a dev sample)")
     a = ap.parse_args()
     chosen = next((f"fresh{n}" for n in range(10, 1, -1) if getattr(a, f"fresh{n}")), "fresh" if a.fresh else "main")
-    chosen = next((n for n in ("kdconv30", "kdconv60", "bridge71") if getattr(a, n)), chosen)
+    chosen = next((n for n in ("kdconv30", "kdconv60", "kdconv120", "bridge71") if getattr(a, n)), chosen)
     if a.dump:
         dump(produce(sample=chosen))
     else:

@@ -2,9 +2,10 @@
 
     python -m eval.train_zh_name_likeness [--check]
 
-Items: every KdConv row of eval/data/block_labels.csv, block_labels_fresh{,2,3,4,5,6,7,8}.csv and block_labels_kdconv{30,60}.csv
-(references only: the item as shown and its label, 1 = about the user); never block_labels_fresh9.csv, the held-out
-sample (fresh8 was session 31's, scored before it joined). The features
+Items: every KdConv row of eval/data/block_labels.csv, block_labels_fresh{,2,3,4,5,6,7,8}.csv and
+block_labels_kdconv{30,60,120}.csv (references only: the item as shown and its label, 1 = about the user); never
+block_labels_fresh9.csv or block_labels_fresh10.csv, the held-out samples (fresh8 was session 31's, scored before it
+joined). The features
 are the item's own make-up and the marks of its mentions (zh_name_likeness.features): the marks come from running the
 extractor over the item's KdConv conversation (from the shared data, as eval/block_sample.py ingests it: one call, user
 and assistant alternating) and taking zh_name_likeness.mention_marks of each mention, as the store does. Rows whose item
@@ -44,6 +45,7 @@ LABEL_FILES = (
     bs.FRESH8_LABELS,
     bs.KDCONV30_LABELS,
     bs.KDCONV60_LABELS,
+    bs.KDCONV120_LABELS,
 )
 C = 3.0  # the best of 0.3 / 1 / 3 out of fold on the KdConv items alone (2026-12-05)
 FOLDS = 5
@@ -83,9 +85,9 @@ def conversation_marks(conversations: set[str]) -> dict[tuple[str, str], frozens
             turns = [(j, m["message"]) for j, m in enumerate(item["messages"]) if m["message"].strip()]
             texts = [t for _, t in turns]
             roles = ["user" if j % 2 == 0 else "assistant" for j, _ in turns]
-            for text, ex in zip(texts, extractor.extract(texts, roles), strict=True):
+            for text, role, ex in zip(texts, roles, extractor.extract(texts, roles), strict=True):
                 for m in ex.concepts:
-                    marks = nl.mention_marks(text, m.start, m.end, m.surface, m.language)
+                    marks = nl.mention_marks(text, m.start, m.end, m.surface, m.language, role)
                     if marks:
                         out.setdefault((conv, m.key), set()).update(marks)
     return {k: frozenset(v) for k, v in out.items()}
@@ -95,7 +97,7 @@ def written_topics() -> list[tuple[str, str, frozenset[str]]]:
     """(file, key, marks) of every Chinese concept of the written and real stance sets of eval/devsets (the
     writers' ``*_zh_check.jsonl`` files and the Chinese stance dev sets): each names a topic a user talks about, so
     each is a name the filter must keep, whatever stance the sentence takes. The marks are those of the concept's
-    first occurrence in its text."""
+    first occurrence in its text, as a user's (each is a user's message)."""
     out: list[tuple[str, str, frozenset[str]]] = []
     for path in written_files():
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -106,9 +108,8 @@ def written_topics() -> list[tuple[str, str, frozenset[str]]]:
             if not text or not concept or concept not in text or not any("\u4e00" <= ch <= "\u9fff" for ch in concept):
                 continue
             start = text.index(concept)
-            out.append(
-                (path.name, concept_key(concept), frozenset(nl.context_marks(text, start, start + len(concept))))
-            )
+            marks = nl.mention_marks(text, start, start + len(concept), concept, "zh", "user")
+            out.append((path.name, concept_key(concept), frozenset(marks)))
     return out
 
 

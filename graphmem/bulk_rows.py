@@ -55,7 +55,7 @@ def mention_row(turn_id: str, m: ConceptMention, role: str, ts: Any, text: str) 
         "role": role,
         "ts": ts,
         # None (no property) for all but Chinese names, whose marks graphmem/zh_name_likeness.py reads.
-        "marks": list(mention_marks(text, m.start, m.end, m.surface, m.language)) or None,
+        "marks": list(mention_marks(text, m.start, m.end, m.surface, m.language, role)) or None,
     }
 
 

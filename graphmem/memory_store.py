@@ -256,7 +256,7 @@ class InMemoryStore:
                             "role": x.role,
                             "ts": x.ts,
                             "session_id": session_id,
-                            "marks": mention_marks(x.text, m.start, m.end, m.surface, m.language),
+                            "marks": mention_marks(x.text, m.start, m.end, m.surface, m.language, x.role),
                         }
                     )
                 for s in ex.stances:

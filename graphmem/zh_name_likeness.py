@@ -34,6 +34,7 @@ from typing import Any
 
 from graphmem.extraction.lexical import zipf
 from graphmem.extraction.linear import softmax
+from graphmem.extraction.zh.frames import after_topic_verb
 from graphmem.wordlists import words
 from graphmem.zh_descriptors import pieces
 
@@ -46,6 +47,8 @@ __all__ = [
     "probability",
     "threshold",
     "threshold_assistant_only",
+    "USER_MARK",
+    "TOPIC_OBJECT_MARK",
 ]
 
 MODEL_FILE = "zh_name_likeness.json"
@@ -70,18 +73,34 @@ def context_marks(text: str, start: int, end: int) -> tuple[str, str]:
     return "lc=" + _side(left, "^"), "rc=" + _side(right, "$")
 
 
-def mention_marks(text: str, start: int, end: int, surface: str, language: str) -> tuple[str, ...]:
+USER_MARK = "u:"
+TOPIC_OBJECT_MARK = "u:obj"  # a user's mention right after a verb of learning, liking, knowing or disliking
+
+
+def mention_marks(
+    text: str, start: int, end: int, surface: str, language: str, role: str = "assistant"
+) -> tuple[str, ...]:
     """The marks a stored mention keeps: :func:`context_marks` of a Chinese mention whose span holds its surface
-    (none for another language, or for a mention named through a reference such as 这部电影)."""
+    (none for another language, or for a mention named through a reference such as 这部电影). A user's mention
+    keeps them under ``u:`` (``u:rc=。``): a name at the end of a user's sentence (我想学吉他。) is the user's
+    topic, where one at the end of an assistant's is most often a detail it recited (…出生于岩手県。)."""
     if language != "zh" or text[start:end] != surface:
         return ()
-    return context_marks(text, start, end)
+    marks = context_marks(text, start, end)
+    if role != "user":
+        return marks
+    if after_topic_verb(text, start, end):
+        # What the user learns, likes, knows or dislikes (我想学|吉他。): their topic, however everyday the word
+        # (graphmem/specificity.py waives the word-level reasons for it).
+        return (*(USER_MARK + m for m in marks), TOPIC_OBJECT_MARK)
+    return tuple(USER_MARK + m for m in marks)
 
 
 def _mark_features(marks: Collection[str]) -> dict[str, float]:
     out = dict.fromkeys(marks, 1.0)
-    left = {m for m in marks if m.startswith("lc=")}
-    right = {m for m in marks if m.startswith("rc=")}
+    sides = {m.removeprefix(USER_MARK) for m in marks if m != TOPIC_OBJECT_MARK}  # glued or quoted, whoever said it
+    left = {m for m in sides if m.startswith("lc=")}
+    right = {m for m in sides if m.startswith("rc=")}
     if left == {"lc=H"}:
         out["glued_left"] = 1.0  # every mention was glued on its left
     if right == {"rc=H"}:
