@@ -172,6 +172,17 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "corpus57": ("measured/corpus57_en_check.jsonl",),
     "corpus58": ("measured/corpus58_en_check.jsonl",),
     "corpus59": ("measured/corpus59_en_check.jsonl",),
+    # Eight more (2026-12-05, session 33): parents and teachers beside their own tastes, jobs and certifications as
+    # evidence, change over time, questions, code-switching and non-native writing, short reviews, internet slang
+    # and fandom talk, mild and hedged stances; first look in eval/results/natural_stance_corpus60_67_first_look.json.
+    "corpus60": ("measured/corpus60_en_check.jsonl",),
+    "corpus61": ("measured/corpus61_en_check.jsonl",),
+    "corpus62": ("measured/corpus62_en_check.jsonl",),
+    "corpus63": ("measured/corpus63_en_check.jsonl",),
+    "corpus64": ("measured/corpus64_en_check.jsonl",),
+    "corpus65": ("measured/corpus65_en_check.jsonl",),
+    "corpus66": ("measured/corpus66_en_check.jsonl",),
+    "corpus67": ("measured/corpus67_en_check.jsonl",),
 }
 # The writers the shipped model is fitted on ("real": the real turns). Every writer of WRITERS is
 # measured leave-one-writer-out whether trained on or not: a writer left out of training is predicted
@@ -267,6 +278,14 @@ RULES_UNSEEN = (
     "measured/corpus57_en_check.jsonl",
     "measured/corpus58_en_check.jsonl",
     "measured/corpus59_en_check.jsonl",
+    "measured/corpus60_en_check.jsonl",
+    "measured/corpus61_en_check.jsonl",
+    "measured/corpus62_en_check.jsonl",
+    "measured/corpus63_en_check.jsonl",
+    "measured/corpus64_en_check.jsonl",
+    "measured/corpus65_en_check.jsonl",
+    "measured/corpus66_en_check.jsonl",
+    "measured/corpus67_en_check.jsonl",
 )
 REAL_FILE = "real:tune"
 REAL_FOLDS = 5

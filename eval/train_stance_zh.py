@@ -132,6 +132,17 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "corpus57": ("measured/corpus57_zh_check.jsonl",),
     "corpus58": ("measured/corpus58_zh_check.jsonl",),
     "corpus59": ("measured/corpus59_zh_check.jsonl",),
+    # Eight more (2026-12-05, session 33): parents and teachers beside their own tastes, jobs and certifications as
+    # evidence, change over time, questions, code-switching and non-native writing, short reviews, internet slang
+    # and fandom talk, mild and hedged stances; first look in eval/results/natural_stance_corpus60_67_first_look.json.
+    "corpus60": ("measured/corpus60_zh_check.jsonl",),
+    "corpus61": ("measured/corpus61_zh_check.jsonl",),
+    "corpus62": ("measured/corpus62_zh_check.jsonl",),
+    "corpus63": ("measured/corpus63_zh_check.jsonl",),
+    "corpus64": ("measured/corpus64_zh_check.jsonl",),
+    "corpus65": ("measured/corpus65_zh_check.jsonl",),
+    "corpus66": ("measured/corpus66_zh_check.jsonl",),
+    "corpus67": ("measured/corpus67_zh_check.jsonl",),
 }
 KDCONV = "kdconv-tune"  # the real turns' writer group (many KdConv users)
 C_GRID = (1.0, 3.0, 10.0)  # with 0.3-3.0 every choice (shipped and nested) was 3.0, the top: the grid moved up

@@ -59,6 +59,24 @@ def test_negation_scope_is_the_clause(ex: ConceptExtractor) -> None:
     assert stance_of(ex, "I have not seen Docker but Rust looks interesting.", "Rust") is Stance.interested
 
 
+@pytest.mark.parametrize(
+    ("text", "name", "expected"),
+    [
+        # Written by hand: "and I" / "and my" open a clause with its own subject; the cue of one does not reach
+        # the other (before, "I love Python and I hate math." gave Python a dislike).
+        ("I hate math and I love Python.", "Python", Stance.interested),
+        ("I hate math and I love Python.", "math", Stance.dislikes),
+        ("I love Python and I hate math.", "Python", Stance.interested),
+        ("I love Python and I hate math.", "math", Stance.dislikes),
+        ("I love Python and my brother loves Java.", "Java", None),
+    ],
+)
+def test_a_coordinated_clause_with_its_own_subject_has_its_own_stance(
+    ex: ConceptExtractor, text: str, name: str, expected: Stance | None
+) -> None:
+    assert stance_of(ex, text, name) is expected
+
+
 def test_newest_clause_wins_within_a_turn(ex: ConceptExtractor) -> None:
     assert stance_of(ex, "SQL used to confuse me. Now it makes sense.", "SQL") is Stance.knows
     assert stance_of(ex, "I loved calculus at first, but now I can't stand it.", "calculus") is Stance.dislikes
