@@ -163,7 +163,8 @@ def topic_objects(
     text: str, tokens: Sequence[tuple[int, int, str, str]], generic: frozenset[str]
 ) -> Iterator[tuple[int, int]]:
     """Spans of what a verb of learning, liking, knowing or disliking takes, up to the end of its clause
-    (我想学|吉他。 我讨厌|数学 咖啡我已经|戒了 takes none): the speaker's topic even when it is an everyday word.
+    (我想学|吉他。 我讨厌|数学), or of a topic opening its clause before such a verb (咖啡|我已经戒了): the speaker's
+    topic even when it is an everyday word.
     The span must start and end on the segmenter's token edges and hold nouns (or, after an activity verb such as
     学 or 喜欢, one activity word: 露营, 游泳), never a pronoun, question word or generic word."""
     pattern, activity_verbs = _topic_patterns()
