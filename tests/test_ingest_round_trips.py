@@ -398,7 +398,7 @@ def test_an_ingest_returning_its_block_asks_no_version_and_ranks_before_the_writ
 def test_an_interest_keeps_the_marks_of_its_chinese_mentions(any_store, settings, tenant) -> None:
     """Each Chinese mention stores the characters on its two sides (MENTIONS.marks) and the interest their set
     (graphmem/zh_name_likeness.py reads it); an English mention stores none. Hand-derived: 《三体》 gives 《 and 》,
-    a turn opening with 三体 and going on with 的 gives ^ and 的."""
+    a turn opening with 三体 and going on with 的 gives ^ and 的; a user's mention keeps its marks under u:."""
     mem = GraphMemory(settings, store=any_store)  # not closed: the store is the session's
     mem.ingest(
         tenant,
@@ -411,5 +411,5 @@ def test_an_interest_keeps_the_marks_of_its_chinese_mentions(any_store, settings
         ],
     )
     concepts = any_store.load_user_graph(UserRef(tenant, "marks")).concepts
-    assert concepts["三体"].context_marks == {"lc=《", "rc=》", "lc=^", "rc=的"}
+    assert concepts["三体"].context_marks == {"u:lc=《", "u:rc=》", "lc=^", "rc=的"}  # the user's under u:
     assert concepts["python"].context_marks == frozenset()
