@@ -12,7 +12,7 @@ Chinese block are details a speaker recited (东四环路红领巾桥, 4D影院,
   side. Each stored mention keeps the marks of its two sides and an interest the set of its mentions' marks.
 
 This module holds two logistic regressions, fitted by ``eval/train_zh_name_likeness.py`` on the hand-labelled KdConv
-block items of ``eval/data/block_labels*.csv`` (never the held-out fresh9 sample) and, as names to keep, the Chinese
+block items of ``eval/data/block_labels*.csv`` (never the held-out fresh9 and fresh10 samples) and, as names to keep, the Chinese
 topics of the written stance sets (a model of KdConv alone read a learner's 线性代数 and 特征值 as recited details):
 one over make-up and marks, and one over make-up alone for an item without marks (stored before marks were kept, or
 named only through a reference). Out of fold on the KdConv items the marks lift the AUC from 0.83 to 0.90

@@ -136,7 +136,10 @@ def _alternation(words: Sequence[str]) -> str:
     return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
 
 
-_TOPIC_END = r"(?=(?:了|吧|呢|啊|呀|啦)?(?:[，。！？、,.!?；;~…\s]|$))"
+# The end of a topic's clause: a sentence particle at most, then punctuation or the end of the text.
+_CLAUSE_END_BODY = r"(?:了|吧|呢|啊|呀|啦)?(?:[，。！？、,.!?；;~…\s]|$)"
+_TOPIC_END = f"(?={_CLAUSE_END_BODY})"
+_CLAUSE_END = re.compile(_CLAUSE_END_BODY)
 
 
 @lru_cache(maxsize=1)
@@ -199,9 +202,6 @@ def topic_objects(
 @lru_cache(maxsize=1)
 def _after_verb() -> re.Pattern[str]:
     return re.compile(f"(?:{_alternation(yaml_data('zh_names.yaml')['topic_verbs'])})(?:了|过)?$")
-
-
-_CLAUSE_END = re.compile(r"(?:了|吧|呢|啊|呀|啦)?(?:[，。！？、,.!?；;~…\s]|$)")
 
 
 def after_topic_verb(text: str, start: int, end: int) -> bool:
